@@ -1,0 +1,49 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "stories-tui",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "MediaCache", targets: ["MediaCache"]),
+        .executable(name: "stories-tui", targets: ["stories-tui"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+    ],
+    targets: [
+        .target(
+            name: "MediaCache",
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(
+            name: "stories-tui",
+            dependencies: [
+                "MediaCache",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Writes to a cache until it is killed; the crash-safety tests SIGKILL it mid-write.
+        .executableTarget(
+            name: "CacheCrashHelper",
+            dependencies: ["MediaCache"]
+        ),
+        .testTarget(
+            name: "MediaCacheTests",
+            dependencies: ["MediaCache", "CacheCrashHelper"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

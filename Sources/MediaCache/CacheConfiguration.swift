@@ -1,0 +1,25 @@
+import Foundation
+
+/// Budgets and limits for a cache; the defaults are the seed's (partial 100 MB / 1 day, complete 200 MB / 2 days).
+public struct CacheConfiguration: Sendable, Equatable {
+    /// Most bytes kept for resources that are only partly cached.
+    public var partialByteLimit: Int64 = 100_000_000
+    /// Partly cached resources not accessed for this long are evicted.
+    public var partialMaxAge: TimeInterval = 86_400
+    /// Most bytes kept for completely cached resources.
+    public var completeByteLimit: Int64 = 200_000_000
+    /// Completely cached resources not accessed for this long are evicted.
+    public var completeMaxAge: TimeInterval = 172_800
+    /// Most resources kept (least recently accessed go first); nil for no limit.
+    public var maxEntries: Int? = nil
+    /// Evict until the file system has at least this many bytes free; 0 turns the check off.
+    public var minimumFreeDiskBytes: Int64 = 50_000_000
+    /// Written bytes are made durable and recorded in the index at least this often.
+    public var commitInterval: Int64 = 1 << 20
+
+    /// The defaults.
+    public init() {}
+
+    /// The total of both byte budgets.
+    public var totalByteLimit: Int64 { partialByteLimit + completeByteLimit }
+}

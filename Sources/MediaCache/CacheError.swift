@@ -1,0 +1,32 @@
+/// Errors from the cache; each message says what happened and what to do.
+public enum CacheError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// A file-system operation failed.
+    case io(String)
+    /// The index could not be read or written.
+    case index(String)
+    /// The resource is not in the cache.
+    case notCached(CacheKey)
+    /// Bytes were asked for that are not cached.
+    case rangeNotCached(CacheKey, ByteRange)
+    /// The resource was replaced by a new version while it was being read or written.
+    case resourceChanged(CacheKey)
+    /// A write fell outside the resource's known length.
+    case outOfBounds(CacheKey, ByteRange, length: Int64)
+    /// Another process holds the cache directory.
+    case inUse(String)
+
+    public var description: String {
+        switch self {
+        case .io(let message): return message
+        case .index(let message): return "cache index: \(message)"
+        case .notCached(let key): return "resource \(key) is not in the cache"
+        case .rangeNotCached(let key, let range):
+            return "resource \(key): bytes \(range.lowerBound)-\(range.upperBound - 1) are not cached"
+        case .resourceChanged(let key):
+            return "resource \(key) changed at the origin while in use; request it again"
+        case .inUse(let message): return message
+        case .outOfBounds(let key, let range, let length):
+            return "resource \(key): write \(range.lowerBound)-\(range.upperBound - 1) is past its length \(length)"
+        }
+    }
+}

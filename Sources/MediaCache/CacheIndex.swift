@@ -1,0 +1,304 @@
+import Foundation
+import GRDB
+import Logging
+import Synchronization
+
+/// The SQLite index of resources and their recorded ranges (GRDB, WAL); only `CacheStore` talks to it.
+final class CacheIndex: Sendable {
+    let queue: DatabaseQueue
+    let path: String
+    /// How many eviction-candidate queries ran; lets tests check that writes under budget never scan for victims.
+    let victimQueries = Mutex(0)
+
+    /// Opens the index at `path`; a corrupt or unreadable file is moved aside and a fresh index created.
+    /// Returns the index and the path the bad file was moved to, if any.
+    static func open(path: String, logger: Logger) throws(CacheError) -> (CacheIndex, movedAside: String?) {
+        do {
+            return (try CacheIndex(path: path), nil)
+        } catch {
+            let aside = path + ".corrupt-\(Int(Date().timeIntervalSince1970))"
+            logger.warning("cache index \(path) is unreadable (\(error)); moved it to \(aside) and starting a new one")
+            try? FileManager.default.removeItem(atPath: aside)
+            do {
+                try DataFile.rename(from: path, to: aside)
+            } catch {
+                throw .index("cannot move the unreadable index \(path) aside: \(error)")
+            }
+            for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+            do {
+                return (try CacheIndex(path: path), aside)
+            } catch {
+                throw .index("cannot create a new index at \(path): \(error)")
+            }
+        }
+    }
+
+    private init(path: String) throws {
+        self.path = path
+        var configuration = Configuration()
+        configuration.journalMode = .wal
+        configuration.busyMode = .timeout(5)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        queue = try DatabaseQueue(path: path, configuration: configuration)
+        let check = try queue.read { db in try String.fetchOne(db, sql: "PRAGMA quick_check") }
+        guard check == "ok" else { throw CacheError.index("integrity check failed: \(check ?? "no answer")") }
+        try Self.migrator.migrate(queue)
+    }
+
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.create(table: "resource") { t in
+                t.primaryKey("key", .text)
+                t.column("url", .text).notNull()
+                t.column("contentLength", .integer)
+                t.column("contentType", .text)
+                t.column("etag", .text)
+                t.column("lastModified", .text)
+                t.column("createdAt", .double).notNull()
+                t.column("lastAccess", .double).notNull()
+                t.column("state", .text).notNull()
+                t.column("generation", .integer).notNull().defaults(to: 0)
+                t.column("cachedBytes", .integer).notNull().defaults(to: 0)
+                t.column("servedFromCache", .integer).notNull().defaults(to: 0)
+                t.column("fetchedFromOrigin", .integer).notNull().defaults(to: 0)
+            }
+            try db.create(index: "resource_state_access", on: "resource", columns: ["state", "lastAccess"])
+            try db.create(index: "resource_access", on: "resource", columns: ["lastAccess"])
+            try db.create(table: "range") { t in
+                t.column("key", .text).notNull().references("resource", onDelete: .cascade)
+                t.column("start", .integer).notNull()
+                t.column("end", .integer).notNull()
+                t.primaryKey(["key", "start"])
+            }
+            try db.create(table: "playCount") { t in
+                t.primaryKey("key", .text)
+                t.column("count", .integer).notNull()
+            }
+            try db.create(table: "total") { t in
+                t.primaryKey("name", .text)
+                t.column("value", .integer).notNull()
+            }
+        }
+        return migrator
+    }
+
+    // MARK: - Reading
+
+    /// Every resource with its ranges.
+    func loadAll() throws(CacheError) -> [ResourceInfo] {
+        do {
+            return try queue.read { db in
+                var ranges: [String: [ByteRange]] = [:]
+                for row in try Row.fetchAll(db, sql: "SELECT key, start, \"end\" FROM range") {
+                    let start: Int64 = row["start"]
+                    let end: Int64 = row["end"]
+                    if start < end { ranges[row["key"], default: []].append(start..<end) }
+                }
+                return try Row.fetchAll(db, sql: "SELECT * FROM resource").compactMap { row in
+                    Self.info(from: row, ranges: ByteRangeSet(ranges[row["key"]] ?? []))
+                }
+            }
+        } catch {
+            throw .index("cannot read: \(error)")
+        }
+    }
+
+    private static func info(from row: Row, ranges: ByteRangeSet) -> ResourceInfo? {
+        guard let key = CacheKey(hex: row["key"]) else { return nil }
+        return ResourceInfo(
+            key: key,
+            metadata: ResourceMetadata(
+                url: row["url"], contentLength: row["contentLength"], contentType: row["contentType"],
+                etag: row["etag"], lastModified: row["lastModified"]),
+            ranges: ranges,
+            state: ResourceState(rawValue: row["state"]) ?? .partial,
+            createdAt: Date(timeIntervalSince1970: row["createdAt"]),
+            lastAccess: Date(timeIntervalSince1970: row["lastAccess"]),
+            generation: row["generation"],
+            servedFromCache: row["servedFromCache"],
+            fetchedFromOrigin: row["fetchedFromOrigin"])
+    }
+
+    /// Up to `limit` keys, least recently accessed first, optionally of one state and older than `before`.
+    func leastRecentlyUsed(state: ResourceState?, before: Date? = nil, excluding: Set<CacheKey>, limit: Int)
+        throws(CacheError) -> [CacheKey]
+    {
+        var conditions: [String] = []
+        var arguments: [any DatabaseValueConvertible] = []
+        if let state {
+            conditions.append("state = ?")
+            arguments.append(state.rawValue)
+        }
+        if let before {
+            conditions.append("lastAccess < ?")
+            arguments.append(before.timeIntervalSince1970)
+        }
+        if !excluding.isEmpty {
+            conditions.append("key NOT IN (\(Array(repeating: "?", count: excluding.count).joined(separator: ",")))")
+            arguments.append(contentsOf: excluding.map(\.hex))
+        }
+        let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+        let sql = "SELECT key FROM resource \(whereClause) ORDER BY lastAccess, key LIMIT \(limit)"
+        victimQueries.withLock { $0 += 1 }
+        do {
+            return try queue.read { db in
+                try String.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).compactMap {
+                    CacheKey(hex: $0)
+                }
+            }
+        } catch {
+            throw .index("cannot list entries for eviction: \(error)")
+        }
+    }
+
+    /// The play count recorded for `key` (0 when never played).
+    func playCount(_ key: CacheKey) throws(CacheError) -> Int {
+        do {
+            return try queue.read { db in
+                try Int.fetchOne(db, sql: "SELECT count FROM playCount WHERE key = ?", arguments: [key.hex]) ?? 0
+            }
+        } catch { throw .index("cannot read play count: \(error)") }
+    }
+
+    /// All play counts by key.
+    func playCounts() throws(CacheError) -> [CacheKey: Int] {
+        do {
+            return try queue.read { db in
+                var result: [CacheKey: Int] = [:]
+                for row in try Row.fetchAll(db, sql: "SELECT key, count FROM playCount") {
+                    if let key = CacheKey(hex: row["key"]) { result[key] = row["count"] }
+                }
+                return result
+            }
+        } catch { throw .index("cannot read play counts: \(error)") }
+    }
+
+    /// The cumulative totals.
+    func totals() throws(CacheError) -> CacheTotals {
+        do {
+            return try queue.read { db in
+                var totals = CacheTotals()
+                for row in try Row.fetchAll(db, sql: "SELECT name, value FROM total") {
+                    switch row["name"] as String {
+                    case "originBytes": totals.originBytes = row["value"]
+                    case "cacheHitBytes": totals.cacheHitBytes = row["value"]
+                    default: break
+                    }
+                }
+                return totals
+            }
+        } catch { throw .index("cannot read totals: \(error)") }
+    }
+
+    // MARK: - Writing
+
+    /// Inserts or replaces a resource row and its ranges in one transaction.
+    func save(_ info: ResourceInfo) throws(CacheError) {
+        do {
+            try queue.write { db in
+                try db.execute(
+                    sql: """
+                        INSERT INTO resource (key, url, contentLength, contentType, etag, lastModified, createdAt,
+                            lastAccess, state, generation, cachedBytes, servedFromCache, fetchedFromOrigin)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        ON CONFLICT(key) DO UPDATE SET url = excluded.url, contentLength = excluded.contentLength,
+                            contentType = excluded.contentType, etag = excluded.etag,
+                            lastModified = excluded.lastModified, createdAt = excluded.createdAt,
+                            lastAccess = excluded.lastAccess, state = excluded.state,
+                            generation = excluded.generation, cachedBytes = excluded.cachedBytes,
+                            servedFromCache = excluded.servedFromCache, fetchedFromOrigin = excluded.fetchedFromOrigin
+                        """,
+                    arguments: [
+                        info.key.hex, info.metadata.url, info.metadata.contentLength, info.metadata.contentType,
+                        info.metadata.etag, info.metadata.lastModified, info.createdAt.timeIntervalSince1970,
+                        info.lastAccess.timeIntervalSince1970, info.state.rawValue, info.generation, info.cachedBytes,
+                        info.servedFromCache, info.fetchedFromOrigin,
+                    ])
+                try db.execute(sql: "DELETE FROM range WHERE key = ?", arguments: [info.key.hex])
+                for range in info.ranges {
+                    try db.execute(
+                        sql: "INSERT INTO range (key, start, \"end\") VALUES (?, ?, ?)",
+                        arguments: [info.key.hex, range.lowerBound, range.upperBound])
+                }
+            }
+        } catch {
+            throw .index("cannot record resource \(info.key): \(error)")
+        }
+    }
+
+    /// Updates only the last-access time.
+    func touch(_ key: CacheKey, at date: Date) throws(CacheError) {
+        do {
+            try queue.write { db in
+                try db.execute(
+                    sql: "UPDATE resource SET lastAccess = ? WHERE key = ?",
+                    arguments: [date.timeIntervalSince1970, key.hex])
+            }
+        } catch { throw .index("cannot update access time: \(error)") }
+    }
+
+    /// Deletes resource rows (their ranges cascade).
+    func delete(_ keys: [CacheKey]) throws(CacheError) {
+        guard !keys.isEmpty else { return }
+        do {
+            try queue.write { db in
+                for key in keys {
+                    try db.execute(sql: "DELETE FROM range WHERE key = ?", arguments: [key.hex])
+                    try db.execute(sql: "DELETE FROM resource WHERE key = ?", arguments: [key.hex])
+                }
+            }
+        } catch { throw .index("cannot delete entries: \(error)") }
+    }
+
+    /// Adds `delta` to a resource's play count and returns the new count.
+    func addPlay(_ key: CacheKey, delta: Int) throws(CacheError) -> Int {
+        do {
+            return try queue.write { db in
+                try db.execute(
+                    sql: """
+                        INSERT INTO playCount (key, count) VALUES (?, ?)
+                        ON CONFLICT(key) DO UPDATE SET count = count + excluded.count
+                        """, arguments: [key.hex, delta])
+                return try Int.fetchOne(db, sql: "SELECT count FROM playCount WHERE key = ?", arguments: [key.hex])
+                    ?? delta
+            }
+        } catch { throw .index("cannot record a play: \(error)") }
+    }
+
+    /// Adds to the cumulative totals and to one resource's counters in one transaction.
+    func addTraffic(_ key: CacheKey?, origin: Int64, cacheHit: Int64) throws(CacheError) {
+        guard origin != 0 || cacheHit != 0 else { return }
+        do {
+            try queue.write { db in
+                for (name, value) in [("originBytes", origin), ("cacheHitBytes", cacheHit)] where value != 0 {
+                    try db.execute(
+                        sql: """
+                            INSERT INTO total (name, value) VALUES (?, ?)
+                            ON CONFLICT(name) DO UPDATE SET value = value + excluded.value
+                            """, arguments: [name, value])
+                }
+                if let key {
+                    try db.execute(
+                        sql: """
+                            UPDATE resource SET fetchedFromOrigin = fetchedFromOrigin + ?,
+                                servedFromCache = servedFromCache + ? WHERE key = ?
+                            """, arguments: [origin, cacheHit, key.hex])
+                }
+            }
+        } catch { throw .index("cannot record traffic: \(error)") }
+    }
+
+    /// Clears play counts too (used by `cache clear` without a URL).
+    func deleteEverything() throws(CacheError) {
+        do {
+            try queue.write { db in
+                try db.execute(sql: "DELETE FROM range")
+                try db.execute(sql: "DELETE FROM resource")
+                try db.execute(sql: "DELETE FROM playCount")
+            }
+        } catch { throw .index("cannot clear: \(error)") }
+    }
+}

@@ -1,0 +1,50 @@
+import Crypto
+import Foundation
+
+/// The identity of a cached resource: the SHA-256 of its normalized URL or of a caller-given key, in hex.
+///
+/// File names come from `hex` only, never from URL text, so hostile URLs cannot steer paths.
+public struct CacheKey: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// 64 lowercase hex digits.
+    public let hex: String
+
+    /// The key for `url`: scheme and host lowercased, default port, fragment and empty path normalized away.
+    public init(url: URL) {
+        self.init(hashing: "url:" + CacheKey.normalize(url))
+    }
+
+    /// A caller-chosen key, for signed URLs whose query changes while the content does not.
+    public init(custom: String) {
+        self.init(hashing: "custom:" + custom)
+    }
+
+    /// Wraps an already computed hex digest (as read back from the index); nil unless it is 64 hex digits.
+    public init?(hex: String) {
+        guard hex.count == 64, hex.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else { return nil }
+        self.hex = hex
+    }
+
+    private init(hashing text: String) {
+        hex = SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// The normalized URL text the default key hashes.
+    public static func normalize(_ url: URL) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
+            return url.absoluteString
+        }
+        let scheme = components.scheme?.lowercased()
+        components.scheme = scheme
+        components.host = components.host?.lowercased()
+        if (scheme == "http" && components.port == 80) || (scheme == "https" && components.port == 443) {
+            components.port = nil
+        }
+        components.fragment = nil
+        if components.percentEncodedPath.isEmpty { components.percentEncodedPath = "/" }
+        return components.string ?? url.absoluteString
+    }
+
+    public var description: String { String(hex.prefix(12)) }
+
+    public static func < (lhs: CacheKey, rhs: CacheKey) -> Bool { lhs.hex < rhs.hex }
+}

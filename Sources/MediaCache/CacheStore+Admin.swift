@@ -1,0 +1,108 @@
+import Foundation
+
+/// A summary of the cache for `cache stats`.
+public struct CacheStats: Sendable, Equatable, Codable {
+    /// Number of cached resources.
+    public var entries: Int
+    /// Bytes on disk in data files.
+    public var storedBytes: Int64
+    /// Bytes held by partly cached resources.
+    public var partialBytes: Int64
+    /// Bytes held by completely cached resources.
+    public var completeBytes: Int64
+    /// Number of completely cached resources.
+    public var completeEntries: Int
+    /// Cumulative bytes fetched from origins.
+    public var originBytes: Int64
+    /// Cumulative bytes served from disk.
+    public var cacheHitBytes: Int64
+    /// The partial-data budget.
+    public var partialByteLimit: Int64
+    /// The complete-data budget.
+    public var completeByteLimit: Int64
+    /// The cache directory.
+    public var directory: String
+}
+
+extension CacheStore {
+    /// Removes one resource (its file goes through `trash/`). Returns false when it was not cached.
+    @discardableResult
+    public func remove(key: CacheKey) throws -> Bool {
+        try state.withLock { s in
+            guard s.entries[key] != nil else { return false }
+            try discardLocked(&s, key)
+            return true
+        }
+    }
+
+    /// Removes every resource and every play count; cumulative traffic totals are kept.
+    public func removeAll() throws {
+        try state.withLock { s in
+            for key in Array(s.entries.keys) { try discardLocked(&s, key) }
+            try index.deleteEverything()
+        }
+    }
+
+    /// Current counts, sizes and cumulative totals.
+    public func stats() throws -> CacheStats {
+        try flushTraffic()
+        let totals = try index.totals()
+        return state.withLock { s in
+            CacheStats(
+                entries: s.entries.count, storedBytes: s.partialBytes + s.completeBytes, partialBytes: s.partialBytes,
+                completeBytes: s.completeBytes,
+                completeEntries: s.entries.values.filter { $0.info.state == .complete }.count,
+                originBytes: totals.originBytes, cacheHitBytes: totals.cacheHitBytes,
+                partialByteLimit: configuration.partialByteLimit, completeByteLimit: configuration.completeByteLimit,
+                directory: directory.path)
+        }
+    }
+
+    /// Records one more play of `key` and returns the new count; play counts outlive eviction of the bytes.
+    @discardableResult
+    public func recordPlay(key: CacheKey) throws -> Int {
+        try index.addPlay(key, delta: 1)
+    }
+
+    /// How often `key` was played, across runs.
+    public func playCount(key: CacheKey) throws -> Int {
+        try index.playCount(key)
+    }
+
+    /// Every recorded play count.
+    public func playCounts() throws -> [CacheKey: Int] {
+        try index.playCounts()
+    }
+
+    /// Counts bytes a reader got from the origin and from disk; kept in memory and added to the persistent totals
+    /// at `flushTraffic` (called by `stats`, `commitAll` callers and at close).
+    public func recordTraffic(key: CacheKey?, origin: Int64, cacheHit: Int64) {
+        state.withLock { s in
+            var pending = s.pendingTraffic[key] ?? (0, 0)
+            pending.origin += origin
+            pending.hit += cacheHit
+            s.pendingTraffic[key] = pending
+            if let key, var entry = s.entries[key] {
+                entry.info.fetchedFromOrigin += origin
+                entry.info.servedFromCache += cacheHit
+                s.entries[key] = entry
+            }
+        }
+    }
+
+    /// Adds pending traffic counters to the index.
+    public func flushTraffic() throws {
+        try state.withLock { s in
+            var origin: Int64 = 0
+            var hit: Int64 = 0
+            for (key, pending) in s.pendingTraffic {
+                origin += pending.origin
+                hit += pending.hit
+                // Per-resource counters live in the in-memory info; saving it persists them.
+                if let key, let entry = s.entries[key] { try index.save(entry.recordedInfo) }
+            }
+            try index.addTraffic(nil, origin: origin, cacheHit: hit)
+            s.pendingTraffic.removeAll()
+        }
+    }
+}

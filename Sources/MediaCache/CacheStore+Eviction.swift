@@ -1,0 +1,162 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Why an entry was evicted.
+public enum EvictionReason: String, Sendable, Equatable {
+    /// Not accessed within the max age for its state.
+    case expired
+    /// Its state's byte budget was exceeded.
+    case overBudget
+    /// The entry-count limit was exceeded.
+    case tooManyEntries
+    /// The file system had less than the minimum free space.
+    case lowDiskSpace
+}
+
+extension CacheStore {
+    /// Keys that are never evicted while pinned (the playing and the preloading items). Pins nest.
+    public func pin(_ key: CacheKey) {
+        state.withLock { s in s.pins[key, default: 0] += 1 }
+    }
+
+    /// Releases one `pin`.
+    public func unpin(_ key: CacheKey) {
+        state.withLock { s in
+            let count = (s.pins[key] ?? 1) - 1
+            s.pins[key] = count > 0 ? count : nil
+        }
+    }
+
+    /// Evicts expired entries, then least recently accessed ones until every budget holds. Returns what went, in
+    /// order. Runs at open, and after commits when a budget is exceeded or a minute has passed.
+    @discardableResult
+    public func enforceBudgets() throws -> [(CacheKey, EvictionReason)] {
+        try state.withLock { s in try enforceBudgetsLocked(&s, excluding: nil) }
+    }
+
+    func enforceBudgetsIfDue() throws {
+        try state.withLock { s in
+            let overBudget =
+                s.partialBytes > configuration.partialByteLimit || s.completeBytes > configuration.completeByteLimit
+            let expiryDue = now().timeIntervalSince(s.lastExpiryCheck) >= 60
+            let spaceDue = configuration.minimumFreeDiskBytes > 0 && s.bytesSinceSpaceCheck >= (1 << 20)
+            if overBudget || expiryDue || spaceDue { _ = try enforceBudgetsLocked(&s, excluding: nil) }
+        }
+    }
+
+    func enforceBudgetsLocked(_ s: inout StoreState, excluding: CacheKey?) throws -> [(CacheKey, EvictionReason)] {
+        var evicted: [(CacheKey, EvictionReason)] = []
+        let date = now()
+        s.lastExpiryCheck = date
+        var protected = Set(s.pins.keys)
+        if let excluding { protected.insert(excluding) }
+
+        for (state, maxAge) in [
+            (ResourceState.partial, configuration.partialMaxAge), (.complete, configuration.completeMaxAge),
+        ] {
+            let cutoff = date.addingTimeInterval(-maxAge)
+            while true {
+                let batch = try index.leastRecentlyUsed(
+                    state: state, before: cutoff, excluding: protected, limit: 64)
+                // In-memory access times can be newer than the recorded ones; trust the newer.
+                let victims = batch.filter { (s.entries[$0]?.info.lastAccess ?? .distantPast) < cutoff }
+                for key in victims {
+                    try discardLocked(&s, key)
+                    evicted.append((key, .expired))
+                }
+                protected.formUnion(batch)
+                if batch.count < 64 { break }
+            }
+        }
+        while s.partialBytes > configuration.partialByteLimit,
+            let key = try lruVictim(&s, state: .partial, protected: protected)
+        {
+            try discardLocked(&s, key)
+            evicted.append((key, .overBudget))
+        }
+        while s.completeBytes > configuration.completeByteLimit,
+            let key = try lruVictim(&s, state: .complete, protected: protected)
+        {
+            try discardLocked(&s, key)
+            evicted.append((key, .overBudget))
+        }
+        if let maxEntries = configuration.maxEntries {
+            while s.entries.count > maxEntries, let key = try lruVictim(&s, state: nil, protected: protected) {
+                try discardLocked(&s, key)
+                evicted.append((key, .tooManyEntries))
+            }
+        }
+        s.bytesSinceSpaceCheck = 0
+        while isLowOnSpace(), let key = try lruVictim(&s, state: nil, protected: protected) {
+            try discardLocked(&s, key)
+            evicted.append((key, .lowDiskSpace))
+        }
+        for (key, reason) in evicted { logger.debug("evicted \(key): \(reason.rawValue)") }
+        return evicted
+    }
+
+    private func isLowOnSpace() -> Bool {
+        guard configuration.minimumFreeDiskBytes > 0, let free = freeSpace() else { return false }
+        return free < configuration.minimumFreeDiskBytes
+    }
+
+    private func lruVictim(_ s: inout StoreState, state: ResourceState?, protected: Set<CacheKey>) throws
+        -> CacheKey?
+    {
+        try index.leastRecentlyUsed(state: state, excluding: protected, limit: 1).first
+    }
+
+    /// Frees room for `newBytes` more partial bytes of `key`; false when only pinned data could be evicted.
+    func makeRoomLocked(_ s: inout StoreState, forNewBytes newBytes: Int64, of key: CacheKey) throws -> Bool {
+        var protected = Set(s.pins.keys)
+        protected.insert(key)
+        while s.partialBytes + newBytes > configuration.partialByteLimit {
+            guard let victim = try lruVictim(&s, state: .partial, protected: protected) else { return false }
+            try discardLocked(&s, victim)
+            logger.debug("evicted \(victim): \(EvictionReason.overBudget.rawValue)")
+        }
+        s.bytesSinceSpaceCheck += newBytes
+        if configuration.minimumFreeDiskBytes > 0, s.bytesSinceSpaceCheck >= (1 << 20) {
+            s.bytesSinceSpaceCheck = 0
+            while isLowOnSpace() {
+                guard let victim = try lruVictim(&s, state: nil, protected: protected) else { return false }
+                try discardLocked(&s, victim)
+                logger.debug("evicted \(victim): \(EvictionReason.lowDiskSpace.rawValue)")
+            }
+        }
+        return true
+    }
+
+    /// Evicts before a new entry is added so the entry-count limit holds.
+    func makeRoomForNewEntryLocked(_ s: inout StoreState, excluding key: CacheKey) throws {
+        guard let maxEntries = configuration.maxEntries else { return }
+        var protected = Set(s.pins.keys)
+        protected.insert(key)
+        while s.entries.count >= maxEntries, let victim = try lruVictim(&s, state: nil, protected: protected) {
+            try discardLocked(&s, victim)
+            logger.debug("evicted \(victim): \(EvictionReason.tooManyEntries.rawValue)")
+        }
+    }
+
+    /// Removes an entry: its file is renamed into `trash/` (unlinked in the background), then its row is deleted.
+    func discardLocked(_ s: inout StoreState, _ key: CacheKey) throws {
+        guard let entry = s.entries[key] else { return }
+        s.files.removeValue(forKey: key)?.closeFile()
+        let source = path(for: entry)
+        let trashPath = (trashDirectory as NSString).appendingPathComponent("\(key.hex).\(UUID().uuidString)")
+        if DataFile.size(atPath: source) != nil {
+            try DataFile.rename(from: source, to: trashPath)
+            trashQueue.async { _ = unlink(trashPath) }
+        }
+        try index.delete([key])
+        s.entries.removeValue(forKey: key)
+        if entry.info.state == .complete { s.completeBytes -= entry.written.total } else {
+            s.partialBytes -= entry.written.total
+        }
+    }
+}

@@ -1,0 +1,369 @@
+import Foundation
+import Logging
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The persistent sparse store: one data file per resource plus a SQLite index of what each file holds.
+///
+/// Invariant: a range reaches the index only after its bytes were written and synced; `open` reconciles the index
+/// with the files, so a crash at any point leaves a cache that never returns a wrong byte.
+public final class CacheStore: Sendable {
+    /// The cache directory (holds `index.sqlite`, `temp/`, `media/`, `trash/`).
+    public let directory: URL
+    /// Budgets and limits.
+    public let configuration: CacheConfiguration
+    /// What opening the store had to repair.
+    public let recovery: RecoveryReport
+
+    let index: CacheIndex
+    let logger: Logger
+    let now: @Sendable () -> Date
+    let freeSpace: @Sendable () -> Int64?
+    let state: Mutex<StoreState>
+    let trashQueue = DispatchQueue(label: "MediaCache.trash")
+    private let lockDescriptor: Mutex<Int32>
+
+    var tempDirectory: String { directory.appendingPathComponent("temp").path }
+    var mediaDirectory: String { directory.appendingPathComponent("media").path }
+    var trashDirectory: String { directory.appendingPathComponent("trash").path }
+
+    /// Opens (creating if needed) the cache at `directory`: takes the directory lock, empties `trash/`, opens or
+    /// rebuilds the index, reconciles it with the files, then evicts to the budgets.
+    ///
+    /// `now` and `freeSpace` are injectable so tests control time and disk pressure.
+    public init(
+        directory: URL, configuration: CacheConfiguration = CacheConfiguration(),
+        logger: Logger = Logger(label: "MediaCache"), now: @escaping @Sendable () -> Date = { Date() },
+        freeSpace: (@Sendable () -> Int64?)? = nil
+    ) throws {
+        self.directory = directory
+        self.configuration = configuration
+        self.logger = logger
+        self.now = now
+        let rootPath = directory.path
+        self.freeSpace = freeSpace ?? { DataFile.freeSpace(atPath: rootPath) }
+        try CacheDirectory.create(directory)
+        for sub in ["temp", "media", "trash"] {
+            try CacheDirectory.create(directory.appendingPathComponent(sub))
+        }
+        let lockFD = try Self.lockDirectory(directory)
+        lockDescriptor = Mutex(lockFD)
+        do {
+            let (index, movedAside) = try CacheIndex.open(
+                path: directory.appendingPathComponent("index.sqlite").path, logger: logger)
+            self.index = index
+            var report = RecoveryReport()
+            report.indexMovedAside = movedAside
+            report.trashFilesRemoved = Self.emptyDirectory(directory.appendingPathComponent("trash").path)
+            let entries = try Self.reconcile(
+                index: index, temp: directory.appendingPathComponent("temp").path,
+                media: directory.appendingPathComponent("media").path, report: &report, logger: logger)
+            recovery = report
+            state = Mutex(StoreState(entries: entries))
+        } catch {
+            Glibc.close(lockFD)
+            throw error
+        }
+        if recovery.repairedAnything { logger.warning("cache repaired at open: \(recovery)") }
+        _ = try enforceBudgets()
+    }
+
+    deinit {
+        try? close()
+    }
+
+    /// Commits everything, flushes counters and releases the directory lock; the store must not be used after.
+    public func close() throws {
+        defer {
+            lockDescriptor.withLock { fd in
+                if fd >= 0 { Glibc.close(fd) }
+                fd = -1
+            }
+        }
+        try commitAll()
+        try flushTraffic()
+        state.withLock { s in
+            for file in s.files.values { file.closeFile() }
+            s.files.removeAll()
+        }
+    }
+
+    private static func lockDirectory(_ directory: URL) throws(CacheError) -> Int32 {
+        let path = directory.appendingPathComponent("lock").path
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .io("cannot open \(path): \(DataFile.errnoText())") }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            Glibc.close(fd)
+            throw .inUse(
+                "cache directory \(directory.path) is in use by another stories-tui process "
+                    + "(wait for it to finish or pass a different --cache-dir)")
+        }
+        return fd
+    }
+
+    // MARK: - Looking up
+
+    /// The resource's metadata and its readable ranges, or nil when it is not cached.
+    public func info(for key: CacheKey) -> ResourceInfo? {
+        state.withLock { s in
+            guard let entry = s.entries[key] else { return nil }
+            var info = entry.info
+            info.ranges = entry.written
+            return info
+        }
+    }
+
+    /// Every cached resource, most recently accessed first.
+    public func allResources() -> [ResourceInfo] {
+        state.withLock { s in
+            s.entries.values.map { entry in
+                var info = entry.info
+                info.ranges = entry.written
+                return info
+            }
+        }.sorted { ($0.lastAccess, $0.key) > ($1.lastAccess, $1.key) }
+    }
+
+    /// The ranges of `key` that can be read now (empty when not cached).
+    public func availableRanges(for key: CacheKey) -> ByteRangeSet {
+        state.withLock { s in s.entries[key]?.written ?? ByteRangeSet() }
+    }
+
+    // MARK: - Writing
+
+    /// Registers (or re-validates) a resource before its bytes are written.
+    ///
+    /// When `metadata` describes a different version than the one cached (ETag, Last-Modified or length changed),
+    /// the old version is discarded whole and a new generation starts, so old and new bytes never mix.
+    public func prepare(key: CacheKey, metadata: ResourceMetadata) throws -> Admission {
+        if let length = metadata.contentLength,
+            length > min(configuration.partialByteLimit, configuration.completeByteLimit)
+        {
+            return .uncacheable(
+                "\(length) bytes is more than the cache budget (\(min(configuration.partialByteLimit, configuration.completeByteLimit)) bytes)"
+            )
+        }
+        return try state.withLock { s in
+            let date = now()
+            if var entry = s.entries[key] {
+                if entry.info.metadata.isDifferentVersion(from: metadata) {
+                    logger.info("resource \(key) changed at the origin; discarding the cached version")
+                    try discardLocked(&s, key)
+                    let generation = entry.info.generation + 1
+                    try insertLocked(&s, key: key, metadata: metadata, generation: generation, date: date)
+                    return .cacheable(generation: generation, replaced: true)
+                }
+                // Same version: fill in what the origin told us now (e.g. a length learned later).
+                var merged = metadata
+                merged.contentLength = metadata.contentLength ?? entry.info.metadata.contentLength
+                merged.etag = metadata.etag ?? entry.info.metadata.etag
+                merged.lastModified = metadata.lastModified ?? entry.info.metadata.lastModified
+                merged.contentType = metadata.contentType ?? entry.info.metadata.contentType
+                if let length = merged.contentLength, entry.written.ranges.last.map({ $0.upperBound > length }) == true
+                {
+                    // Bytes beyond the now-known length cannot belong to this version.
+                    try discardLocked(&s, key)
+                    let generation = entry.info.generation + 1
+                    try insertLocked(&s, key: key, metadata: merged, generation: generation, date: date)
+                    return .cacheable(generation: generation, replaced: true)
+                }
+                entry.info.metadata = merged
+                entry.info.lastAccess = date
+                s.entries[key] = entry
+                try index.save(entry.recordedInfo)
+                return .cacheable(generation: entry.info.generation, replaced: false)
+            }
+            try makeRoomForNewEntryLocked(&s, excluding: key)
+            try insertLocked(&s, key: key, metadata: metadata, generation: 0, date: date)
+            return .cacheable(generation: 0, replaced: false)
+        }
+    }
+
+    private func insertLocked(
+        _ s: inout StoreState, key: CacheKey, metadata: ResourceMetadata, generation: Int64, date: Date
+    ) throws {
+        let info = ResourceInfo(
+            key: key, metadata: metadata, ranges: ByteRangeSet(), state: .partial, createdAt: date,
+            lastAccess: date, generation: generation, servedFromCache: 0, fetchedFromOrigin: 0)
+        s.entries[key] = StoreEntry(info: info)
+        try index.save(info)
+    }
+
+    /// Writes `bytes` at `offset` of the resource's data file; the range becomes readable at once and is recorded
+    /// in the index at the next commit (every `commitInterval` bytes, at completion, or on `commit`).
+    ///
+    /// Returns false when the bytes were not stored because the budget is full of pinned data; the caller streams
+    /// them through uncached. Throws `resourceChanged` when `generation` is no longer current.
+    @discardableResult
+    public func write(key: CacheKey, generation: Int64, offset: Int64, bytes: UnsafeRawBufferPointer) throws -> Bool {
+        guard bytes.count > 0 else { return true }
+        let range = offset..<(offset + Int64(bytes.count))
+        let (stored, needsCommit) = try state.withLock { s -> (Bool, Bool) in
+            guard let entry = s.entries[key], entry.info.generation == generation else {
+                throw CacheError.resourceChanged(key)
+            }
+            if let length = entry.info.metadata.contentLength, range.upperBound > length || offset < 0 {
+                throw CacheError.outOfBounds(key, range, length: length)
+            }
+            let newBytes = Int64(bytes.count) - entry.written.present(in: range).reduce(0) { $0 + Int64($1.count) }
+            guard newBytes > 0 else { return (true, false) }
+            guard try makeRoomLocked(&s, forNewBytes: newBytes, of: key) else { return (false, false) }
+            let file = try fileLocked(&s, key)
+            try file.write(bytes, at: offset)
+            guard var updated = s.entries[key] else { throw CacheError.resourceChanged(key) }
+            updated.written.insert(range)
+            updated.unrecordedBytes += newBytes
+            updated.info.lastAccess = now()
+            s.partialBytes += newBytes
+            s.entries[key] = updated
+            let complete = updated.info.metadata.contentLength.map { updated.written.contains(0..<$0) } ?? false
+            return (true, complete || updated.unrecordedBytes >= configuration.commitInterval)
+        }
+        if needsCommit { try commit(key: key) }
+        return stored
+    }
+
+    /// Convenience for writing an array of bytes.
+    @discardableResult
+    public func write(key: CacheKey, generation: Int64, offset: Int64, bytes: [UInt8]) throws -> Bool {
+        try bytes.withUnsafeBytes { try write(key: key, generation: generation, offset: offset, bytes: $0) }
+    }
+
+    /// Makes written bytes durable, then records them in the index; moves a now-complete file into `media/`.
+    public func commit(key: CacheKey) throws {
+        try state.withLock { s in try commitLocked(&s, key) }
+        try enforceBudgetsIfDue()
+    }
+
+    /// Commits every resource with unrecorded bytes and flushes traffic counters.
+    public func commitAll() throws {
+        try state.withLock { s in
+            for key in Array(s.entries.keys) { try commitLocked(&s, key) }
+        }
+    }
+
+    func commitLocked(_ s: inout StoreState, _ key: CacheKey) throws {
+        guard var entry = s.entries[key] else { return }
+        if entry.unrecordedBytes > 0 || entry.info.ranges != entry.written {
+            if let file = s.files[key] { try file.sync() }
+            entry.info.ranges = entry.written
+            entry.unrecordedBytes = 0
+        }
+        if entry.info.state == .partial, entry.info.isComplete {
+            let from = (tempDirectory as NSString).appendingPathComponent(key.hex)
+            let to = (mediaDirectory as NSString).appendingPathComponent(key.hex)
+            s.files.removeValue(forKey: key)?.closeFile()
+            try DataFile.rename(from: from, to: to)
+            entry.info.state = .complete
+            s.partialBytes -= entry.written.total
+            s.completeBytes += entry.written.total
+        }
+        s.entries[key] = entry
+        try index.save(entry.recordedInfo)
+    }
+
+    // MARK: - Reading
+
+    /// Reads `range` of a resource; every byte must be available. Pass `generation` to fail with `resourceChanged`
+    /// instead of reading a newer version than the one the reader started with.
+    public func read(key: CacheKey, range: ByteRange, generation: Int64? = nil) throws -> [UInt8] {
+        try state.withLock { s in
+            guard var entry = s.entries[key] else { throw CacheError.notCached(key) }
+            if let generation, generation != entry.info.generation { throw CacheError.resourceChanged(key) }
+            guard entry.written.contains(range) else { throw CacheError.rangeNotCached(key, range) }
+            let file = try fileLocked(&s, key)
+            let bytes = try file.read(count: range.count, at: range.lowerBound)
+            entry.info.lastAccess = now()
+            s.entries[key] = entry
+            return bytes
+        }
+    }
+
+    /// Marks the resource as used now (eviction is least-recently-used).
+    public func touch(key: CacheKey) throws {
+        try state.withLock { s in
+            guard var entry = s.entries[key] else { return }
+            entry.info.lastAccess = now()
+            s.entries[key] = entry
+            try index.touch(key, at: entry.info.lastAccess)
+        }
+    }
+
+    // MARK: - Files
+
+    func path(for entry: StoreEntry) -> String {
+        let folder = entry.info.state == .complete ? mediaDirectory : tempDirectory
+        return (folder as NSString).appendingPathComponent(entry.info.key.hex)
+    }
+
+    func fileLocked(_ s: inout StoreState, _ key: CacheKey) throws -> DataFile {
+        if let file = s.files[key] { return file }
+        guard let entry = s.entries[key] else { throw CacheError.notCached(key) }
+        if s.files.count >= StoreState.maxOpenFiles, let victim = s.files.keys.first(where: { $0 != key }) {
+            try commitLocked(&s, victim)
+            s.files.removeValue(forKey: victim)?.closeFile()
+        }
+        let file = try DataFile(path: path(for: entry))
+        s.files[key] = file
+        return file
+    }
+
+    /// Blocks until files moved to `trash/` so far have been unlinked.
+    public func waitForTrash() { trashQueue.sync {} }
+
+    static func emptyDirectory(_ path: String) -> Int {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        for name in names { unlink((path as NSString).appendingPathComponent(name)) }
+        return names.count
+    }
+}
+
+/// Whether a resource may be cached.
+public enum Admission: Sendable, Equatable {
+    /// Write with this generation; `replaced` is true when an older version was discarded.
+    case cacheable(generation: Int64, replaced: Bool)
+    /// Too large for the budget: stream it through without caching.
+    case uncacheable(String)
+}
+
+/// One resource's in-memory state: recorded info plus the ranges written since (readable, not yet recorded).
+struct StoreEntry {
+    var info: ResourceInfo
+    var written: ByteRangeSet
+    var unrecordedBytes: Int64 = 0
+
+    init(info: ResourceInfo) {
+        self.info = info
+        written = info.ranges
+    }
+
+    /// The info as the index may record it: only durable ranges.
+    var recordedInfo: ResourceInfo { info }
+}
+
+/// Everything the store's lock protects.
+struct StoreState {
+    static let maxOpenFiles = 32
+    var entries: [CacheKey: StoreEntry]
+    var files: [CacheKey: DataFile] = [:]
+    var pins: [CacheKey: Int] = [:]
+    var partialBytes: Int64 = 0
+    var completeBytes: Int64 = 0
+    var bytesSinceSpaceCheck: Int64 = 0
+    var lastExpiryCheck: Date = .distantPast
+    var pendingTraffic: [CacheKey?: (origin: Int64, hit: Int64)] = [:]
+
+    init(entries: [CacheKey: StoreEntry]) {
+        self.entries = entries
+        for entry in entries.values {
+            if entry.info.state == .complete { completeBytes += entry.written.total } else {
+                partialBytes += entry.written.total
+            }
+        }
+    }
+}

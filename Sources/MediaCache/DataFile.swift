@@ -1,0 +1,102 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A sparse data file accessed with positional reads and writes; not thread-safe on its own (the store serializes).
+final class DataFile: @unchecked Sendable {  // only used under the store's lock
+    let path: String
+    private(set) var descriptor: Int32
+
+    /// Opens (creating if needed) the file at `path` for reading and writing.
+    init(path: String) throws(CacheError) {
+        self.path = path
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .io("cannot open \(path): \(DataFile.errnoText())") }
+        descriptor = fd
+    }
+
+    deinit { if descriptor >= 0 { close(descriptor) } }
+
+    /// Closes the descriptor; later calls fail.
+    func closeFile() {
+        if descriptor >= 0 { close(descriptor) }
+        descriptor = -1
+    }
+
+    /// Writes all of `bytes` at `offset`, retrying short writes and EINTR.
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(CacheError) {
+        guard let base = bytes.baseAddress else { return }
+        var done = 0
+        while done < bytes.count {
+            let n = pwrite(descriptor, base + done, bytes.count - done, off_t(offset + Int64(done)))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .io("cannot write \(path): \(DataFile.errnoText())")
+            }
+            done += n
+        }
+    }
+
+    /// Reads exactly `count` bytes at `offset`; a short file is an error (the caller only reads recorded ranges).
+    func read(count: Int, at offset: Int64) throws(CacheError) -> [UInt8] {
+        var result = [UInt8](repeating: 0, count: count)
+        var done = 0
+        var failure: CacheError?
+        result.withUnsafeMutableBytes { buffer in
+            guard let base = buffer.baseAddress else { return }
+            while done < count {
+                let n = pread(descriptor, base + done, count - done, off_t(offset + Int64(done)))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = .io("cannot read \(path): \(DataFile.errnoText())")
+                    return
+                }
+                if n == 0 {
+                    failure = .io("\(path) is shorter than its index says (offset \(offset + Int64(done)))")
+                    return
+                }
+                done += n
+            }
+        }
+        if let failure { throw failure }
+        return result
+    }
+
+    /// Flushes written data to stable storage.
+    func sync() throws(CacheError) {
+        #if canImport(Glibc)
+        let rc = fdatasync(descriptor)
+        #else
+        let rc = fsync(descriptor)
+        #endif
+        guard rc == 0 else { throw .io("cannot sync \(path): \(DataFile.errnoText())") }
+    }
+
+    /// The file's size in bytes, or nil when the file does not exist.
+    static func size(atPath path: String) -> Int64? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Int64(info.st_size)
+    }
+
+    /// Bytes available to unprivileged users on the file system holding `path`, or nil when unknown.
+    static func freeSpace(atPath path: String) -> Int64? {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { return nil }
+        return Int64(info.f_bavail) * Int64(info.f_frsize)
+    }
+
+    /// Renames atomically (same file system).
+    static func rename(from source: String, to destination: String) throws(CacheError) {
+        guard Glibc.rename(source, destination) == 0 else {
+            throw .io("cannot move \(source) to \(destination): \(errnoText())")
+        }
+    }
+
+    /// The current errno as text.
+    static func errnoText() -> String { String(cString: strerror(errno)) }
+}

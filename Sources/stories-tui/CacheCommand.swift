@@ -1,0 +1,148 @@
+import ArgumentParser
+import Foundation
+import MediaCache
+
+/// `stories-tui cache stats|ls|clear`.
+struct CacheCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cache", abstract: "Inspect or clear the media cache.",
+        subcommands: [Stats.self, List.self, Clear.self])
+
+    /// `cache stats [--json]`.
+    struct Stats: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show entry count, bytes stored and cumulative origin and cache-hit bytes.")
+        @OptionGroup var cache: CacheDirOption
+        @Flag(help: "Print one JSON object.") var json = false
+
+        func run() async throws {
+            try await reportingFailures {
+                let store = try cache.openStore()
+                let stats = try store.stats()
+                if json {
+                    print(try JSONOutput.encode(stats))
+                } else {
+                    let served = stats.originBytes + stats.cacheHitBytes
+                    let ratio = served > 0 ? Double(stats.cacheHitBytes) / Double(served) * 100 : 0
+                    print("cache directory  \(stats.directory)")
+                    print("entries          \(stats.entries) (\(stats.completeEntries) complete)")
+                    print("stored           \(ByteFormat.string(stats.storedBytes))"
+                        + " (partial \(ByteFormat.string(stats.partialBytes)) of \(ByteFormat.string(stats.partialByteLimit)),"
+                        + " complete \(ByteFormat.string(stats.completeBytes)) of \(ByteFormat.string(stats.completeByteLimit)))")
+                    print("from origin      \(ByteFormat.string(stats.originBytes))")
+                    print("from cache       \(ByteFormat.string(stats.cacheHitBytes)) (\(String(format: "%.1f", ratio))% of bytes served)")
+                }
+                try store.close()
+            }
+        }
+    }
+
+    /// `cache ls [--json]`.
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "ls", abstract: "List cached resources.")
+        @OptionGroup var cache: CacheDirOption
+        @Flag(help: "Print a JSON array.") var json = false
+
+        func run() async throws {
+            try await reportingFailures {
+                let store = try cache.openStore()
+                let plays = try store.playCounts()
+                let rows = store.allResources().map { ListedResource(info: $0, playCount: plays[$0.key] ?? 0) }
+                if json {
+                    print(try JSONOutput.encode(rows))
+                } else if rows.isEmpty {
+                    print("the cache is empty (\(store.directory.path))")
+                } else {
+                    for row in rows {
+                        let length = row.contentLength.map(ByteFormat.string) ?? "?"
+                        let percent = row.contentLength.map { $0 > 0 ? row.cachedBytes * 100 / $0 : 100 } ?? 0
+                        let state = row.complete ? "complete" : "partial \(percent)%"
+                        print("\(row.url)\n    \(ByteFormat.string(row.cachedBytes)) of \(length), \(state), plays \(row.playCount), ranges \(row.rangesText)")
+                    }
+                }
+                try store.close()
+            }
+        }
+    }
+
+    /// `cache clear [URL]`.
+    struct Clear: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Remove one resource (by its URL) or everything, play counts included.")
+        @OptionGroup var cache: CacheDirOption
+        @Argument(help: "The URL of the resource to remove; omit to clear everything.") var url: String?
+
+        func run() async throws {
+            try await reportingFailures {
+                let store = try cache.openStore()
+                if let url {
+                    guard let parsed = URL(string: url), parsed.scheme != nil else {
+                        throw CLIFailure(message: "cache clear: '\(url)' is not a URL (give the URL as cached)", exitCode: 2)
+                    }
+                    let removed = try store.remove(key: CacheKey(url: parsed))
+                    print(removed ? "removed \(url)" : "not cached: \(url)")
+                } else {
+                    let count = store.allResources().count
+                    try store.removeAll()
+                    print("removed \(count) cached resource\(count == 1 ? "" : "s")")
+                }
+                try store.close()
+                store.waitForTrash()
+            }
+        }
+    }
+}
+
+/// One row of `cache ls --json`.
+struct ListedResource: Codable {
+    var url: String
+    var key: String
+    var contentLength: Int64?
+    var contentType: String?
+    var cachedBytes: Int64
+    var complete: Bool
+    var ranges: [[Int64]]
+    var etag: String?
+    var lastModified: String?
+    var lastAccess: String
+    var playCount: Int
+
+    init(info: ResourceInfo, playCount: Int) {
+        url = info.metadata.url
+        key = info.key.hex
+        contentLength = info.metadata.contentLength
+        contentType = info.metadata.contentType
+        cachedBytes = info.cachedBytes
+        complete = info.isComplete
+        ranges = info.ranges.pairs
+        etag = info.metadata.etag
+        lastModified = info.metadata.lastModified
+        lastAccess = ISO8601DateFormatter().string(from: info.lastAccess)
+        self.playCount = playCount
+    }
+
+    var rangesText: String { ranges.isEmpty ? "none" : ranges.map { "\($0[0])-\($0[1] - 1)" }.joined(separator: ",") }
+}
+
+/// JSON encoding for command output: sorted keys, one line.
+enum JSONOutput {
+    static func encode<T: Encodable>(_ value: T) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+}
+
+/// Human-readable byte counts (1000-based, like the budgets).
+enum ByteFormat {
+    static func string(_ bytes: Int64) -> String {
+        let units = ["B", "kB", "MB", "GB", "TB"]
+        var value = Double(bytes)
+        var unit = 0
+        while abs(value) >= 1000, unit < units.count - 1 {
+            value /= 1000
+            unit += 1
+        }
+        return unit == 0 ? "\(bytes) B" : "\(String(format: "%.1f", value)) \(units[unit])"
+    }
+}

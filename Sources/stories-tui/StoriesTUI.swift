@@ -1,0 +1,37 @@
+import ArgumentParser
+import Foundation
+import MediaCache
+
+/// The `stories-tui` command: the stories player and the command-line faces of the media cache.
+@main
+struct StoriesTUI: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stories-tui",
+        abstract: "Instagram-style video stories in the terminal, on a media cache that plays while downloading.",
+        discussion: """
+            Run `stories-tui PLAYLIST` to play a playlist; `stories-tui cache stats` shows what the cache holds.
+            The cache directory is --cache-dir, else $STORIES_CACHE_DIR, else $XDG_CACHE_HOME/stories-tui,
+            else ~/.cache/stories-tui.
+            """,
+        subcommands: [PlayCommand.self, CacheCommand.self],
+        defaultSubcommand: PlayCommand.self
+    )
+}
+
+/// The `--cache-dir` option shared by every command.
+struct CacheDirOption: ParsableArguments {
+    @Option(name: .customLong("cache-dir"), help: ArgumentHelp("Cache directory.", valueName: "DIR"))
+    var cacheDir: String?
+
+    /// The resolved directory.
+    var url: URL { CacheDirectory.resolve(explicit: cacheDir) }
+
+    /// Opens the store, turning failures into one clear line and exit code 1.
+    func openStore() throws -> CacheStore {
+        do {
+            return try CacheStore(directory: url, logger: CLILogging.logger())
+        } catch {
+            throw CLIFailure(message: "\(error)", exitCode: 1)
+        }
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import MediaCache
+import Synchronization
+
+/// A manually advanced wall clock for tests.
+final class ManualClock: Sendable {
+    private let current: Mutex<Date>
+
+    init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) { current = Mutex(start) }
+
+    var now: Date { current.withLock { $0 } }
+
+    func advance(by seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
+
+    /// A closure suitable for `CacheStore(now:)`.
+    var closure: @Sendable () -> Date { { self.now } }
+}
+
+/// A settable free-space reading.
+final class FreeSpace: Sendable {
+    private let value: Mutex<Int64>
+    init(_ bytes: Int64) { value = Mutex(bytes) }
+    func set(_ bytes: Int64) { value.withLock { $0 = bytes } }
+    var closure: @Sendable () -> Int64? { { self.value.withLock { $0 } } }
+}
+
+/// A fresh empty directory under the system temp directory, removed by `cleanup`.
+struct TemporaryDirectory {
+    let url: URL
+
+    init() {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("mediacache-tests-\(UUID().uuidString)")
+    }
+
+    func cleanup() { try? FileManager.default.removeItem(at: url) }
+}
+
+/// Deterministic pseudo-random numbers (SplitMix64) so property tests are reproducible.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// The byte at `offset` of the test pattern (matches CacheCrashHelper's).
+func patternByte(_ offset: Int64) -> UInt8 { UInt8(truncatingIfNeeded: offset &* 31 &+ (offset >> 9)) }
+
+/// `count` pattern bytes starting at `offset`.
+func pattern(_ range: Range<Int64>) -> [UInt8] { range.map(patternByte) }
+
+/// A test configuration with no free-space check and small commit interval.
+func testConfiguration(_ adjust: (inout CacheConfiguration) -> Void = { _ in }) -> CacheConfiguration {
+    var configuration = CacheConfiguration()
+    configuration.minimumFreeDiskBytes = 0
+    adjust(&configuration)
+    return configuration
+}
+
+/// A key for a test URL path.
+func testKey(_ name: String) -> CacheKey { CacheKey(url: URL(string: "http://127.0.0.1/\(name)")!) }
+
+/// Metadata for a test URL path.
+func testMetadata(_ name: String, length: Int64?, etag: String? = "\"v1\"") -> ResourceMetadata {
+    ResourceMetadata(url: "http://127.0.0.1/\(name)", contentLength: length, contentType: "video/mp4", etag: etag)
+}
+
+extension CacheStore {
+    /// Prepares `name` and returns its generation, failing the test when it is not cacheable.
+    func generation(for name: String, length: Int64?, etag: String? = "\"v1\"") throws -> Int64 {
+        guard case .cacheable(let generation, _) = try prepare(
+            key: testKey(name), metadata: testMetadata(name, length: length, etag: etag))
+        else { throw CacheError.io("\(name) not cacheable") }
+        return generation
+    }
+
+    /// Writes the pattern bytes of `range` for `name`.
+    @discardableResult
+    func writePattern(_ name: String, generation: Int64, _ range: Range<Int64>) throws -> Bool {
+        try write(key: testKey(name), generation: generation, offset: range.lowerBound, bytes: pattern(range))
+    }
+}
