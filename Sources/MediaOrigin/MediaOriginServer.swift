@@ -1,0 +1,114 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Synchronization
+
+/// An in-process HTTP origin on 127.0.0.1 for tests and the demo: serves resources with single-range support, HEAD,
+/// ETag and Last-Modified, shapes bandwidth and latency, and injects faults. Counts every body byte it sends.
+public final class MediaOriginServer: Sendable {
+    struct State {
+        var resources: [String: OriginResource] = [:]
+        var redirects: [String: String] = [:]
+        var root: URL?
+        var profile: NetworkProfile = .unlimited
+        var faults = OriginFaults()
+        var requests: [OriginRequestRecord] = []
+        var bodyBytesSent = 0
+    }
+
+    let state = Mutex(State())
+    private let channel: Channel
+    private let group: EventLoopGroup
+    private let serverBox: ServerBox
+
+    /// The port bound on 127.0.0.1.
+    public let port: Int
+
+    /// `http://127.0.0.1:PORT`.
+    public var baseURL: URL {
+        // The literal is well formed for every port.
+        URL(string: "http://127.0.0.1:\(port)")!
+    }
+
+    /// Starts the origin on 127.0.0.1 (`port` 0 picks a free one). `root` serves files below it for paths not
+    /// registered with `set(_:at:)`.
+    public init(port: Int = 0, root: URL? = nil, profile: NetworkProfile = .unlimited) async throws {
+        group = MultiThreadedEventLoopGroup.singleton
+        state.withLock {
+            $0.root = root
+            $0.profile = profile
+        }
+        let box = ServerBox()
+        serverBox = box
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.pipeline.configureHTTPServerPipeline(withErrorHandling: true).flatMap {
+                    channel.pipeline.addHandler(OriginHandler(server: box))
+                }
+            }
+        channel = try await bootstrap.bind(host: "127.0.0.1", port: port).get()
+        self.port = channel.localAddress?.port ?? port
+        box.server.withLock { $0 = self }
+    }
+
+    /// Stops listening and closes open connections.
+    public func shutdown() async {
+        try? await channel.close()
+        serverBox.server.withLock { $0 = nil }
+    }
+
+    /// Registers (or replaces) the resource at `path` (e.g. `/a.mp4`).
+    public func set(_ resource: OriginResource, at path: String) {
+        state.withLock { $0.resources[path] = resource }
+    }
+
+    /// Makes `path` answer 302 to `location`.
+    public func redirect(_ path: String, to location: String) {
+        state.withLock { $0.redirects[path] = location }
+    }
+
+    /// Changes the simulated link.
+    public func setProfile(_ profile: NetworkProfile) {
+        state.withLock { $0.profile = profile }
+    }
+
+    /// Changes the injected faults.
+    public func setFaults(_ faults: OriginFaults) {
+        state.withLock { $0.faults = faults }
+    }
+
+    /// Every request so far, in arrival order.
+    public var requests: [OriginRequestRecord] { state.withLock { $0.requests } }
+
+    /// Body bytes sent so far, across all requests.
+    public var bodyBytesSent: Int { state.withLock { $0.bodyBytesSent } }
+
+    /// Forgets the request log and byte count.
+    public func resetCounters() {
+        state.withLock {
+            $0.requests.removeAll()
+            $0.bodyBytesSent = 0
+        }
+    }
+
+    /// The URL of `path` on this origin.
+    public func url(_ path: String) -> URL { baseURL.appendingPathComponent(path) }
+
+    func resource(at path: String) -> OriginResource? {
+        let (registered, root) = state.withLock { ($0.resources[path], $0.root) }
+        if let registered { return registered }
+        guard let root, !path.split(separator: "/").contains("..") else { return nil }
+        let file = root.appendingPathComponent(String(path.drop(while: { $0 == "/" })))
+        guard let data = FileManager.default.contents(atPath: file.path) else { return nil }
+        let type = file.pathExtension.lowercased() == "mp4" ? "video/mp4" : "application/octet-stream"
+        return OriginResource(bytes: [UInt8](data), contentType: type)
+    }
+}
+
+/// Lets the channel initializer refer to the server before `init` finishes; cleared at shutdown.
+final class ServerBox: Sendable {
+    let server = Mutex<MediaOriginServer?>(nil)
+}

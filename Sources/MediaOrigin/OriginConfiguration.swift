@@ -1,0 +1,98 @@
+import Foundation
+
+/// One resource the origin serves.
+public struct OriginResource: Sendable, Equatable {
+    /// The body.
+    public var bytes: [UInt8]
+    /// Sent as `ETag` (quoted); nil to send none.
+    public var etag: String?
+    /// Sent as `Last-Modified`; nil to send none.
+    public var lastModified: String?
+    /// Sent as `Content-Type`.
+    public var contentType: String
+
+    /// Creates a resource; the default ETag is derived from the content so replaced content gets a new one.
+    public init(bytes: [UInt8], etag: String? = nil, lastModified: String? = nil, contentType: String = "video/mp4") {
+        self.bytes = bytes
+        self.etag = etag ?? OriginResource.contentTag(bytes)
+        self.lastModified = lastModified
+        self.contentType = contentType
+    }
+
+    /// A quoted tag computed from the bytes (FNV-1a over the content and its length).
+    public static func contentTag(_ bytes: [UInt8]) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        return "\"\(String(hash, radix: 16))-\(bytes.count)\""
+    }
+}
+
+/// A simulated network link: bandwidth and latency.
+public struct NetworkProfile: Sendable, Equatable {
+    /// Bytes per second; nil for unlimited.
+    public var bytesPerSecond: Int?
+    /// Delay before each response starts, in seconds.
+    public var latency: Double
+
+    /// Creates a profile.
+    public init(bytesPerSecond: Int?, latency: Double) {
+        self.bytesPerSecond = bytesPerSecond
+        self.latency = latency
+    }
+
+    /// No shaping.
+    public static let unlimited = NetworkProfile(bytesPerSecond: nil, latency: 0)
+
+    /// The named profiles `--network` accepts.
+    public static let named: [(name: String, profile: NetworkProfile, summary: String)] = [
+        ("3g", NetworkProfile(bytesPerSecond: 100_000, latency: 0.3), "800 kbit/s, 300 ms"),
+        ("4g", NetworkProfile(bytesPerSecond: 500_000, latency: 0.1), "4 Mbit/s, 100 ms"),
+        ("wifi", NetworkProfile(bytesPerSecond: 3_000_000, latency: 0.02), "24 Mbit/s, 20 ms"),
+        ("lan", NetworkProfile.unlimited, "unlimited"),
+    ]
+
+    /// The profile called `name`, or nil.
+    public static func named(_ name: String) -> NetworkProfile? {
+        named.first { $0.name == name.lowercased() }?.profile
+    }
+}
+
+/// Faults the origin can inject, for tests of the cache's error handling.
+public struct OriginFaults: Sendable, Equatable {
+    /// Close the connection after sending this many body bytes of a response.
+    public var dropAfterBytes: Int?
+    /// How many responses the drop applies to (then it clears itself); nil for every response.
+    public var dropCount: Int?
+    /// Answer every GET with 200 and the whole body, ignoring `Range`.
+    public var ignoreRange = false
+    /// Answer every request with this status (and a short text body).
+    public var fixedStatus: Int?
+    /// Stop sending (but keep the connection open) after this many body bytes.
+    public var stallAfterBytes: Int?
+    /// Omit `Content-Length` and send the body chunked.
+    public var chunked = false
+    /// Answer HEAD with 405.
+    public var rejectHead = false
+
+    /// No faults.
+    public init() {}
+}
+
+/// One request as the origin saw it.
+public struct OriginRequestRecord: Sendable, Equatable {
+    /// `GET` or `HEAD`.
+    public var method: String
+    /// The request path.
+    public var path: String
+    /// The `Range` header, if any.
+    public var range: String?
+    /// The `If-Range` header, if any.
+    public var ifRange: String?
+    /// The status answered.
+    public var status: Int
+    /// Body bytes sent (counted as they are written).
+    public var bodyBytes: Int
+}

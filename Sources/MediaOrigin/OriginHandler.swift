@@ -1,0 +1,215 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// Answers one connection's requests: routing, Range and If-Range, shaping and faults.
+final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let box: ServerBox
+    private var head: HTTPRequestHead?
+    private var busy = false
+
+    init(server: ServerBox) { box = server }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let requestHead): head = requestHead
+        case .body: break
+        case .end:
+            guard let requestHead = head, !busy, let server = box.server.withLock({ $0 }) else { return }
+            head = nil
+            busy = true
+            respond(context: context, server: server, request: requestHead)
+        }
+    }
+
+    private func respond(context: ChannelHandlerContext, server: MediaOriginServer, request: HTTPRequestHead) {
+        let (profile, faults, redirect) = server.state.withLock {
+            ($0.profile, $0.faults, $0.redirects[String(request.uri.split(separator: "?").first ?? "")])
+        }
+        let path = String(request.uri.split(separator: "?", maxSplits: 1).first ?? "").removingPercentEncoding ?? ""
+        let isHead = request.method == .HEAD
+        var record = OriginRequestRecord(
+            method: request.method.rawValue, path: path, range: request.headers.first(name: "range"),
+            ifRange: request.headers.first(name: "if-range"), status: 200, bodyBytes: 0)
+        var headers = HTTPHeaders()
+        var body: ArraySlice<UInt8> = []
+        var status = HTTPResponseStatus.ok
+
+        if let fixed = faults.fixedStatus {
+            status = HTTPResponseStatus(statusCode: fixed)
+            body = ArraySlice("origin fault: status \(fixed)\n".utf8)
+        } else if let redirect {
+            status = .found
+            headers.add(name: "Location", value: redirect)
+        } else if request.method != .GET && request.method != .HEAD {
+            status = .methodNotAllowed
+        } else if isHead && faults.rejectHead {
+            status = .methodNotAllowed
+        } else if let resource = server.resource(at: path) {
+            let length = resource.bytes.count
+            headers.add(name: "Accept-Ranges", value: "bytes")
+            headers.add(name: "Content-Type", value: resource.contentType)
+            if let etag = resource.etag { headers.add(name: "ETag", value: etag) }
+            if let modified = resource.lastModified { headers.add(name: "Last-Modified", value: modified) }
+            var range: ClosedRange<Int>?
+            if let rangeHeader = record.range, !faults.ignoreRange {
+                let validator = record.ifRange
+                let matches = validator == nil || validator == resource.etag || validator == resource.lastModified
+                if matches {
+                    switch Self.parseRange(rangeHeader, length: length) {
+                    case .some(.some(let r)): range = r
+                    case .some(.none):
+                        status = .rangeNotSatisfiable
+                        headers.add(name: "Content-Range", value: "bytes */\(length)")
+                    case .none: break  // malformed: ignore, as RFC 9110 allows
+                    }
+                }
+            }
+            if status == .ok {
+                if let range {
+                    status = .partialContent
+                    headers.add(name: "Content-Range", value: "bytes \(range.lowerBound)-\(range.upperBound)/\(length)")
+                    body = resource.bytes[range]
+                } else {
+                    body = resource.bytes[...]
+                }
+            }
+        } else {
+            status = .notFound
+            body = ArraySlice("not found: \(path)\n".utf8)
+        }
+        record.status = Int(status.code)
+        if !faults.chunked || isHead || status != .ok && status != .partialContent {
+            headers.replaceOrAdd(name: "Content-Length", value: String(body.count))
+        }
+        if isHead { body = [] }
+        var response = HTTPResponseHead(version: request.version, status: status, headers: headers)
+        response.headers.replaceOrAdd(name: "Connection", value: request.isKeepAlive ? "keep-alive" : "close")
+        let responseHead = response
+
+        let index = server.state.withLock { state -> Int in
+            state.requests.append(record)
+            if faults.dropAfterBytes != nil, let count = faults.dropCount {
+                state.faults.dropCount = count - 1
+                if count - 1 <= 0 {
+                    state.faults.dropAfterBytes = nil
+                    state.faults.dropCount = nil
+                }
+            }
+            return state.requests.count - 1
+        }
+        let loop = context.eventLoop
+        let sender = BodySender(
+            context: context, handler: self, server: server, recordIndex: index, body: body, profile: profile,
+            dropAfter: faults.dropAfterBytes, stallAfter: faults.stallAfterBytes, keepAlive: request.isKeepAlive)
+        if profile.latency > 0 {
+            loop.scheduleTask(in: .nanoseconds(Int64(profile.latency * 1e9))) { sender.start(head: responseHead) }
+        } else {
+            sender.start(head: responseHead)
+        }
+    }
+
+    /// Called by the sender when the response is complete.
+    func finished(context: ChannelHandlerContext, keepAlive: Bool) {
+        busy = false
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
+            if !keepAlive { channel.close(promise: nil) }
+        }
+    }
+
+    /// Parses a single `bytes=` range: nil when malformed, `.some(nil)` when unsatisfiable.
+    static func parseRange(_ header: String, length: Int) -> ClosedRange<Int>?? {
+        let value = header.trimmingCharacters(in: .whitespaces)
+        guard value.lowercased().hasPrefix("bytes="), !value.contains(",") else { return nil }
+        let spec = value.dropFirst(6)
+        let parts = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return nil }
+        if parts[0].isEmpty {
+            guard let suffix = Int(parts[1]), suffix >= 0 else { return nil }
+            guard suffix > 0, length > 0 else { return .some(nil) }
+            return .some(max(0, length - suffix)...(length - 1))
+        }
+        guard let first = Int(parts[0]), first >= 0 else { return nil }
+        let last = parts[1].isEmpty ? Int.max : Int(parts[1])
+        guard let last, last >= first else { return nil }
+        guard first < length else { return .some(nil) }
+        return .some(first...min(last, length - 1))
+    }
+}
+
+/// Writes a body in shaped chunks, honouring the drop and stall faults and counting bytes as they go out.
+final class BodySender: @unchecked Sendable {
+    private let context: ChannelHandlerContext
+    private let handler: OriginHandler
+    private let server: MediaOriginServer
+    private let recordIndex: Int
+    private let body: ArraySlice<UInt8>
+    private let profile: NetworkProfile
+    private let dropAfter: Int?
+    private let stallAfter: Int?
+    private let keepAlive: Bool
+    private var sent = 0
+    private static let tick = 0.02
+
+    init(
+        context: ChannelHandlerContext, handler: OriginHandler, server: MediaOriginServer, recordIndex: Int,
+        body: ArraySlice<UInt8>, profile: NetworkProfile, dropAfter: Int?, stallAfter: Int?, keepAlive: Bool
+    ) {
+        self.context = context
+        self.handler = handler
+        self.server = server
+        self.recordIndex = recordIndex
+        self.body = body
+        self.profile = profile
+        self.dropAfter = dropAfter
+        self.stallAfter = stallAfter
+        self.keepAlive = keepAlive
+    }
+
+    func start(head: HTTPResponseHead) {
+        context.write(handler.wrapOutboundOut(.head(head)), promise: nil)
+        sendNext()
+    }
+
+    func sendNext() {
+        guard context.channel.isActive else { return }
+        if sent >= body.count {
+            handler.finished(context: context, keepAlive: keepAlive)
+            return
+        }
+        if let stallAfter, sent >= stallAfter {
+            context.flush()
+            return  // never continues: the client must time out
+        }
+        if let dropAfter, sent >= dropAfter {
+            context.flush()
+            context.close(promise: nil)
+            return
+        }
+        var size = 16_384
+        if let rate = profile.bytesPerSecond { size = max(512, min(size, Int(Double(rate) * Self.tick))) }
+        if let limit = [dropAfter, stallAfter].compactMap({ $0 }).min() { size = min(size, max(1, limit - sent)) }
+        size = min(size, body.count - sent)
+        let start = body.startIndex + sent
+        var buffer = context.channel.allocator.buffer(capacity: size)
+        buffer.writeBytes(body[start..<(start + size)])
+        sent += size
+        server.state.withLock {
+            $0.bodyBytesSent += size
+            $0.requests[recordIndex].bodyBytes += size
+        }
+        let write = context.writeAndFlush(handler.wrapOutboundOut(.body(.byteBuffer(buffer))))
+        if let rate = profile.bytesPerSecond {
+            let delay = Double(size) / Double(rate)
+            write.whenSuccess {
+                self.context.eventLoop.scheduleTask(in: .nanoseconds(Int64(delay * 1e9))) { self.sendNext() }
+            }
+        } else {
+            write.whenSuccess { self.sendNext() }
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import AsyncHTTPClient
+import Foundation
+import MediaOrigin
+import NIOCore
+import NIOHTTP1
+import Testing
+
+@Suite struct MediaOriginTests {
+    private func get(_ url: URL, headers: [(String, String)] = [], method: HTTPMethod = .GET) async throws
+        -> (status: Int, headers: HTTPHeaders, body: [UInt8])
+    {
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.method = method
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        var body: [UInt8] = []
+        for try await chunk in response.body { body.append(contentsOf: chunk.readableBytesView) }
+        return (Int(response.status.code), response.headers, body)
+    }
+
+    @Test func servesRangesHeadAndValidators() async throws {
+        let origin = try await MediaOriginServer()
+        let bytes = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 * 7) }
+        origin.set(OriginResource(bytes: bytes, etag: "\"e1\"", lastModified: "Mon, 02 Nov 2026 10:00:00 GMT"), at: "/v.mp4")
+        let url = origin.url("v.mp4")
+
+        let full = try await get(url)
+        #expect(full.status == 200)
+        #expect(full.body == bytes)
+        #expect(full.headers.first(name: "accept-ranges") == "bytes")
+        #expect(full.headers.first(name: "etag") == "\"e1\"")
+
+        let middle = try await get(url, headers: [("Range", "bytes=10-19")])
+        #expect(middle.status == 206)
+        #expect(middle.body == Array(bytes[10...19]))
+        #expect(middle.headers.first(name: "content-range") == "bytes 10-19/100000")
+
+        #expect(try await get(url, headers: [("Range", "bytes=99990-")]).body == Array(bytes[99990...]))
+        #expect(try await get(url, headers: [("Range", "bytes=-5")]).body == Array(bytes[99995...]))
+
+        let unsatisfiable = try await get(url, headers: [("Range", "bytes=100000-")])
+        #expect(unsatisfiable.status == 416)
+        #expect(unsatisfiable.headers.first(name: "content-range") == "bytes */100000")
+
+        // If-Range with a stale validator: the whole new body with 200.
+        let stale = try await get(url, headers: [("Range", "bytes=10-19"), ("If-Range", "\"old\"")])
+        #expect(stale.status == 200)
+        #expect(stale.body.count == bytes.count)
+
+        let head = try await get(url, method: .HEAD)
+        #expect(head.status == 200)
+        #expect(head.body.isEmpty)
+        #expect(head.headers.first(name: "content-length") == "100000")
+
+        #expect(try await get(origin.url("missing.mp4")).status == 404)
+        #expect(origin.bodyBytesSent == 100_000 + 10 + 10 + 5 + 100_000 + 0 + "not found: /missing.mp4\n".utf8.count)
+        #expect(origin.requests.map(\.status) == [200, 206, 206, 206, 416, 200, 200, 404])
+        await origin.shutdown()
+    }
+
+    @Test func faultsDropIgnoreRangeAndChunked() async throws {
+        let origin = try await MediaOriginServer()
+        let bytes = (0..<50_000).map { UInt8(truncatingIfNeeded: $0) }
+        origin.set(OriginResource(bytes: bytes), at: "/f.bin")
+        var faults = OriginFaults()
+        faults.ignoreRange = true
+        origin.setFaults(faults)
+        let ignored = try await get(origin.url("f.bin"), headers: [("Range", "bytes=100-199")])
+        #expect(ignored.status == 200)
+        #expect(ignored.body == bytes)
+
+        faults = OriginFaults()
+        faults.chunked = true
+        origin.setFaults(faults)
+        let chunked = try await get(origin.url("f.bin"))
+        #expect(chunked.headers.first(name: "content-length") == nil)
+        #expect(chunked.body == bytes)
+
+        faults = OriginFaults()
+        faults.dropAfterBytes = 1_000
+        faults.dropCount = 1
+        origin.setFaults(faults)
+        await #expect(throws: (any Error).self) { _ = try await self.get(origin.url("f.bin")) }
+        // The drop applied once and cleared itself.
+        #expect(try await get(origin.url("f.bin")).body == bytes)
+
+        faults = OriginFaults()
+        faults.fixedStatus = 503
+        origin.setFaults(faults)
+        #expect(try await get(origin.url("f.bin")).status == 503)
+        await origin.shutdown()
+    }
+}
