@@ -15,6 +15,8 @@ public final class MediaOriginServer: Sendable {
         var faults = OriginFaults()
         var requests: [OriginRequestRecord] = []
         var bodyBytesSent = 0
+        var activeResponses = 0
+        var epoch = 0
     }
 
     let state = Mutex(State())
@@ -86,11 +88,20 @@ public final class MediaOriginServer: Sendable {
     /// Body bytes sent so far, across all requests.
     public var bodyBytesSent: Int { state.withLock { $0.bodyBytesSent } }
 
-    /// Forgets the request log and byte count.
-    public func resetCounters() {
+    /// Responses still being sent (a cancelled client's response ends when the server notices the close).
+    public var activeResponses: Int { state.withLock { $0.activeResponses } }
+
+    /// Waits (polling, up to `timeout` seconds) until no response is being sent, then forgets the request log and
+    /// byte count, so bytes of earlier responses are never counted afterwards.
+    public func resetCounters(timeout: Double = 10) async {
+        let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+        while activeResponses > 0, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
         state.withLock {
             $0.requests.removeAll()
             $0.bodyBytesSent = 0
+            $0.epoch += 1
         }
     }
 

@@ -10,6 +10,13 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
     private let box: ServerBox
     private var head: HTTPRequestHead?
     private var busy = false
+    private var sender: BodySender?
+
+    func channelInactive(context: ChannelHandlerContext) {
+        sender?.end()
+        sender = nil
+        context.fireChannelInactive()
+    }
 
     init(server: ServerBox) { box = server }
 
@@ -90,8 +97,9 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
         response.headers.replaceOrAdd(name: "Connection", value: request.isKeepAlive ? "keep-alive" : "close")
         let responseHead = response
 
-        let index = server.state.withLock { state -> Int in
+        let (index, epoch) = server.state.withLock { state -> (Int, Int) in
             state.requests.append(record)
+            state.activeResponses += 1
             if faults.dropAfterBytes != nil, let count = faults.dropCount {
                 state.faults.dropCount = count - 1
                 if count - 1 <= 0 {
@@ -99,12 +107,14 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
                     state.faults.dropCount = nil
                 }
             }
-            return state.requests.count - 1
+            return (state.requests.count - 1, state.epoch)
         }
         let loop = context.eventLoop
         let sender = BodySender(
-            context: context, handler: self, server: server, recordIndex: index, body: body, profile: profile,
+            context: context, handler: self, server: server, recordIndex: index, epoch: epoch, body: body,
+            profile: profile,
             dropAfter: faults.dropAfterBytes, stallAfter: faults.stallAfterBytes, keepAlive: request.isKeepAlive)
+        self.sender = sender
         if profile.latency > 0 {
             loop.scheduleTask(in: .nanoseconds(Int64(profile.latency * 1e9))) { sender.start(head: responseHead) }
         } else {
@@ -115,6 +125,7 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
     /// Called by the sender when the response is complete.
     func finished(context: ChannelHandlerContext, keepAlive: Bool) {
         busy = false
+        sender = nil
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
             if !keepAlive { channel.close(promise: nil) }
@@ -147,6 +158,8 @@ final class BodySender: @unchecked Sendable {
     private let handler: OriginHandler
     private let server: MediaOriginServer
     private let recordIndex: Int
+    private let epoch: Int
+    private var ended = false
     private let body: ArraySlice<UInt8>
     private let profile: NetworkProfile
     private let dropAfter: Int?
@@ -157,12 +170,13 @@ final class BodySender: @unchecked Sendable {
 
     init(
         context: ChannelHandlerContext, handler: OriginHandler, server: MediaOriginServer, recordIndex: Int,
-        body: ArraySlice<UInt8>, profile: NetworkProfile, dropAfter: Int?, stallAfter: Int?, keepAlive: Bool
+        epoch: Int, body: ArraySlice<UInt8>, profile: NetworkProfile, dropAfter: Int?, stallAfter: Int?, keepAlive: Bool
     ) {
         self.context = context
         self.handler = handler
         self.server = server
         self.recordIndex = recordIndex
+        self.epoch = epoch
         self.body = body
         self.profile = profile
         self.dropAfter = dropAfter
@@ -175,9 +189,20 @@ final class BodySender: @unchecked Sendable {
         sendNext()
     }
 
+    /// Marks the response as no longer active (once).
+    func end() {
+        guard !ended else { return }
+        ended = true
+        server.state.withLock { $0.activeResponses -= 1 }
+    }
+
     func sendNext() {
-        guard context.channel.isActive else { return }
+        guard context.channel.isActive, !ended else {
+            end()
+            return
+        }
         if sent >= body.count {
+            end()
             handler.finished(context: context, keepAlive: keepAlive)
             return
         }
@@ -186,6 +211,7 @@ final class BodySender: @unchecked Sendable {
             return  // never continues: the client must time out
         }
         if let dropAfter, sent >= dropAfter {
+            end()
             context.flush()
             context.close(promise: nil)
             return
@@ -199,17 +225,22 @@ final class BodySender: @unchecked Sendable {
         buffer.writeBytes(body[start..<(start + size)])
         sent += size
         server.state.withLock {
+            guard $0.epoch == epoch, recordIndex < $0.requests.count else { return }
             $0.bodyBytesSent += size
             $0.requests[recordIndex].bodyBytes += size
         }
         let write = context.writeAndFlush(handler.wrapOutboundOut(.body(.byteBuffer(buffer))))
         if let rate = profile.bytesPerSecond {
             let delay = Double(size) / Double(rate)
-            write.whenSuccess {
+            write.whenComplete { result in
+                guard case .success = result else { return self.end() }
                 self.context.eventLoop.scheduleTask(in: .nanoseconds(Int64(delay * 1e9))) { self.sendNext() }
             }
         } else {
-            write.whenSuccess { self.sendNext() }
+            write.whenComplete { result in
+                guard case .success = result else { return self.end() }
+                self.sendNext()
+            }
         }
     }
 }

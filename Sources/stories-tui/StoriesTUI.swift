@@ -13,7 +13,7 @@ struct StoriesTUI: AsyncParsableCommand {
             The cache directory is --cache-dir, else $STORIES_CACHE_DIR, else $XDG_CACHE_HOME/stories-tui,
             else ~/.cache/stories-tui.
             """,
-        subcommands: [PlayCommand.self, CacheCommand.self],
+        subcommands: [PlayCommand.self, FetchCommand.self, CacheCommand.self],
         defaultSubcommand: PlayCommand.self
     )
 }

@@ -1,0 +1,61 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+
+/// Reads a range straight from the origin, for resources that stream through uncached.
+final class HTTPClientBodyReader {
+    private var iterator: HTTPClientResponse.Body.AsyncIterator
+    private var skip: Int64
+    private let url: URL
+
+    private init(iterator: HTTPClientResponse.Body.AsyncIterator, skip: Int64, url: URL) {
+        self.iterator = iterator
+        self.skip = skip
+        self.url = url
+    }
+
+    /// Requests `offset..<end` (to the end when `end` is nil); a 200 answer is skipped forward to `offset`.
+    static func open(fetcher: OriginFetcher, url: URL, offset: Int64, end: Int64?) async throws
+        -> HTTPClientBodyReader
+    {
+        let range = "bytes=\(offset)-" + (end.map { String($0 - 1) } ?? "")
+        let response = try await fetcher.send(url: url, method: .GET, range: range)
+        switch response.status {
+        case 206:
+            guard let contentRange = response.contentRangeHeader.flatMap(ContentRange.init),
+                contentRange.range?.lowerBound == offset
+            else { throw OriginError.badContentRange(url: url.absoluteString, header: response.contentRangeHeader) }
+            return HTTPClientBodyReader(iterator: response.body.makeAsyncIterator(), skip: 0, url: url)
+        case 200:
+            return HTTPClientBodyReader(iterator: response.body.makeAsyncIterator(), skip: offset, url: url)
+        case 416:
+            throw OriginError.rangeNotSatisfiable(
+                url: url.absoluteString,
+                length: response.contentRangeHeader.flatMap(ContentRange.init)?.completeLength)
+        default:
+            throw OriginError.httpStatus(url: url.absoluteString, status: response.status, reason: response.reason)
+        }
+    }
+
+    /// The next bytes (at most `limit` when given), or nil at the end of the body.
+    func next(upTo limit: Int64?) async throws -> [UInt8]? {
+        if let limit, limit <= 0 { return nil }
+        while true {
+            let buffer: ByteBuffer?
+            do {
+                buffer = try await iterator.next()
+            } catch {
+                throw OriginFetcher.map(error, url: url, beforeResponse: false)
+            }
+            guard var buffer else { return nil }
+            if skip > 0 {
+                let dropped = Int(Swift.min(skip, Int64(buffer.readableBytes)))
+                buffer.moveReaderIndex(forwardBy: dropped)
+                skip -= Int64(dropped)
+            }
+            guard buffer.readableBytes > 0 else { continue }
+            let count = limit.map { Int(Swift.min(Int64(buffer.readableBytes), $0)) } ?? buffer.readableBytes
+            return buffer.readBytes(length: count)
+        }
+    }
+}

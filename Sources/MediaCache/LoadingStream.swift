@@ -1,0 +1,219 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// The bytes of one `LoadingRequest`, in order. Pull-based: nothing is read ahead of the consumer, so memory stays
+/// bounded whatever the resource's size. Dropping the iterator (or cancelling its task) cancels the request.
+public struct LoadingStream: AsyncSequence, Sendable {
+    public typealias Element = LoadedChunk
+    let loader: MediaLoader
+    let request: LoadingRequest
+
+    public func makeAsyncIterator() -> Iterator { Iterator(loader: loader, request: request) }
+
+    /// Loads chunk by chunk; `report` describes the request once it has finished.
+    public final class Iterator: AsyncIteratorProtocol {
+        private let loader: MediaLoader
+        private let request: LoadingRequest
+        private let key: CacheKey
+        /// The next offset to deliver: the `currentOffset` of the AVFoundation data request.
+        public private(set) var currentOffset: Int64
+        private var started = false
+        private var done = false
+        private var generation: Int64?
+        private var initiallyCached = ByteRangeSet()
+        private var holding: Int?
+        private var retries = 0
+        private var delivered: Int64 = 0
+        private var cacheBytes: Int64 = 0
+        private var originBytes: Int64 = 0
+        private var passthrough: HTTPClientBodyReader?
+        /// Set once the request has finished.
+        public private(set) var report: RequestReport?
+
+        init(loader: MediaLoader, request: LoadingRequest) {
+            self.loader = loader
+            self.request = request
+            key = request.key
+            currentOffset = request.requestedOffset
+        }
+
+        deinit {
+            if let holding { loader.coordinator.release(key: key, fetchID: holding) }
+            if started { loader.store.unpin(key) }
+        }
+
+        /// The next chunk, or nil at the end of the requested range.
+        public func next() async throws -> LoadedChunk? {
+            guard !done else { return nil }
+            do {
+                return try await step()
+            } catch {
+                finish()
+                throw error
+            }
+        }
+
+        private func step() async throws -> LoadedChunk? {
+            if !started {
+                started = true
+                loader.store.pin(key)
+                await loader.validate(key: key, url: request.url)
+                initiallyCached = loader.store.availableRanges(for: key)
+                generation = loader.store.info(for: key)?.generation
+                if let length = loader.store.info(for: key)?.metadata.contentLength, request.requestedOffset >= length,
+                    length > 0 || request.requestedOffset > 0
+                {
+                    throw OriginError.rangeNotSatisfiable(url: request.url.absoluteString, length: length)
+                }
+            }
+            while true {
+                try Task.checkCancellation()
+                if passthrough != nil || loader.coordinator.with(key, { $0.passthrough }) {
+                    return try await streamThrough()
+                }
+                let info = loader.store.info(for: key)
+                if let info {
+                    if generation != info.generation {
+                        // A new version: fine before any byte went out, an error after.
+                        guard delivered == 0 else {
+                            throw OriginError.resourceChanged(url: request.url.absoluteString)
+                        }
+                        generation = info.generation
+                        initiallyCached = ByteRangeSet()
+                    }
+                }
+                let length = info?.metadata.contentLength
+                let end = endOffset(length: length)
+                if let end, currentOffset >= end { return finishedChunk() }
+                let seen = loader.coordinator.events(key)
+                let available = loader.store.availableRanges(for: key)
+                let run = available.contiguousLength(from: currentOffset)
+                if run > 0, let generation {
+                    var count = Swift.min(run, Int64(loader.configuration.readChunk))
+                    if let end { count = Swift.min(count, end - currentOffset) }
+                    let range = currentOffset..<(currentOffset + count)
+                    let bytes = try loader.store.read(key: key, range: range, generation: generation)
+                    return deliver(bytes, at: range)
+                }
+                if length == nil, info != nil, loader.coordinator.with(key, { $0.fetches.isEmpty }),
+                    case .some(.finished) = holding.flatMap({ loader.coordinator.outcome(key: key, fetchID: $0) })
+                {
+                    // A to-end read of a resource whose length became known only now.
+                    if let known = loader.store.info(for: key)?.metadata.contentLength, currentOffset >= known {
+                        return finishedChunk()
+                    }
+                }
+                try checkHeldFetch()
+                switch loader.coordinator.plan(
+                    key: key, offset: currentOffset, end: endOffset(length: length), length: length,
+                    available: available, holding: holding)
+                {
+                case .wait(let fetchID):
+                    holding = fetchID
+                case .start(let fetchID, let start, let target):
+                    holding = fetchID
+                    loader.launchFetch(key: key, url: request.url, fetchID: fetchID, start: start, target: target)
+                }
+                await loader.coordinator.wait(key: key, after: seen)
+            }
+        }
+
+        /// Looks at how the fetch this reader relied on ended: transient failures are retried (resuming from the
+        /// first missing byte), others are thrown.
+        private func checkHeldFetch() throws {
+            guard let held = holding, let outcome = loader.coordinator.outcome(key: key, fetchID: held) else {
+                return
+            }
+            holding = nil
+            switch outcome {
+            case .failed(let error):
+                if let origin = error as? OriginError, origin.isTransient, retries < loader.configuration.maxRetries {
+                    retries += 1
+                    return
+                }
+                throw error
+            case .finished, .cancelled:
+                // It ended without our byte (a shortened fetch, or a cancelled one we shared): plan again, but
+                // not forever.
+                retries += 1
+                if retries > loader.configuration.maxRetries + 8 {
+                    throw OriginError.connectionLost(
+                        url: request.url.absoluteString, reason: "no progress at byte \(currentOffset)")
+                }
+            }
+        }
+
+        private func endOffset(length: Int64?) -> Int64? {
+            let wanted = request.requestedLength.map { request.requestedOffset + $0 }
+            switch (wanted, length) {
+            case (let w?, let l?): return Swift.min(w, l)
+            case (let w?, nil): return w
+            case (nil, let l?): return l
+            case (nil, nil): return nil
+            }
+        }
+
+        private func deliver(_ bytes: [UInt8], at range: ByteRange) -> LoadedChunk {
+            let fromCache = initiallyCached.present(in: range).reduce(Int64(0)) { $0 + Int64($1.count) }
+            cacheBytes += fromCache
+            originBytes += Int64(bytes.count) - fromCache
+            delivered += Int64(bytes.count)
+            currentOffset = range.upperBound
+            retries = 0
+            return LoadedChunk(
+                offset: range.lowerBound, bytes: bytes, source: fromCache == Int64(bytes.count) ? .cache : .origin)
+        }
+
+        private func finishedChunk() -> LoadedChunk? {
+            finish()
+            return nil
+        }
+
+        private func finish() {
+            guard !done else { return }
+            done = true
+            if let holding { loader.coordinator.release(key: key, fetchID: holding) }
+            holding = nil
+            if started { loader.store.unpin(key) }
+            started = false
+            let report = RequestReport(
+                key: key, url: request.url.absoluteString, offset: request.requestedOffset, length: delivered,
+                cacheBytes: cacheBytes, originBytes: originBytes)
+            self.report = report
+            loader.record(report)
+        }
+
+        /// Streams straight from the origin for resources the cache cannot hold.
+        private func streamThrough() async throws -> LoadedChunk? {
+            if passthrough == nil {
+                if let holding { loader.coordinator.release(key: key, fetchID: holding) }
+                holding = nil
+                let length = loader.coordinator.with(key) { $0.metadata?.contentLength }
+                let end = endOffset(length: length)
+                if let end, currentOffset >= end { return finishedChunk() }
+                passthrough = try await HTTPClientBodyReader.open(
+                    fetcher: loader.fetcher, url: request.url, offset: currentOffset, end: end)
+            }
+            guard let reader = passthrough, let bytes = try await reader.next(upTo: remaining()) else {
+                if let end = endOffset(length: loader.coordinator.with(key, { $0.metadata?.contentLength })),
+                    currentOffset < end
+                {
+                    throw OriginError.connectionLost(
+                        url: request.url.absoluteString, reason: "body ended at byte \(currentOffset)")
+                }
+                return finishedChunk()
+            }
+            loader.store.recordTraffic(key: key, origin: Int64(bytes.count), cacheHit: 0)
+            let range = currentOffset..<(currentOffset + Int64(bytes.count))
+            originBytes += Int64(bytes.count)
+            delivered += Int64(bytes.count)
+            currentOffset = range.upperBound
+            return LoadedChunk(offset: range.lowerBound, bytes: bytes, source: .origin)
+        }
+
+        private func remaining() -> Int64? {
+            endOffset(length: loader.coordinator.with(key) { $0.metadata?.contentLength }).map { $0 - currentOffset }
+        }
+    }
+}

@@ -1,0 +1,230 @@
+import Foundation
+import Logging
+import NIOHTTP1
+import Synchronization
+
+/// Loader tuning; the defaults suit short videos.
+public struct LoaderConfiguration: Sendable, Equatable {
+    /// Fetches are rounded out to this block size (at most one block of over-fetch per side).
+    public var blockSize: Int64 = 64 << 10
+    /// A reader joins an in-flight fetch that is at most this far behind its offset instead of starting another.
+    public var joinWindow: Int64 = 256 << 10
+    /// Largest chunk handed to a reader at once.
+    public var readChunk = 256 << 10
+    /// Retries of a transfer that broke off (each resumes from the first missing byte), per reader.
+    public var maxRetries = 3
+    /// Check a cached copy against the origin (HEAD) once per resource and session before serving it.
+    public var revalidate = true
+    /// Origin timeouts and redirects.
+    public var client = OriginClientConfiguration()
+
+    /// The defaults.
+    public init() {}
+}
+
+/// What a player needs before asking for data: the `AVAssetResourceLoadingContentInformationRequest` analogue.
+public struct ContentInformation: Sendable, Equatable {
+    /// Total length, when the origin declared it.
+    public var contentLength: Int64?
+    /// The origin's `Content-Type`.
+    public var contentType: String?
+    /// Always true: the loader serves any byte range, whatever the origin supports.
+    public var isByteRangeAccessSupported: Bool
+    /// The validators stored with the bytes.
+    public var etag: String?
+    /// The `Last-Modified` stored with the bytes.
+    public var lastModified: String?
+}
+
+/// A data request: the `AVAssetResourceLoadingDataRequest` analogue.
+public struct LoadingRequest: Sendable, Equatable {
+    /// The origin URL.
+    public var url: URL
+    /// A caller-chosen cache key (for signed URLs); nil to key by the normalized URL.
+    public var cacheKey: CacheKey?
+    /// First byte wanted.
+    public var requestedOffset: Int64
+    /// Bytes wanted; nil for everything to the end.
+    public var requestedLength: Int64?
+
+    /// Creates a request.
+    public init(url: URL, cacheKey: CacheKey? = nil, requestedOffset: Int64 = 0, requestedLength: Int64? = nil) {
+        self.url = url
+        self.cacheKey = cacheKey
+        self.requestedOffset = requestedOffset
+        self.requestedLength = requestedLength
+    }
+
+    /// The key the bytes live under.
+    public var key: CacheKey { cacheKey ?? CacheKey(url: url) }
+}
+
+/// Where a chunk's bytes came from.
+public enum ChunkSource: String, Sendable {
+    /// Cached before the request began.
+    case cache
+    /// Fetched from the origin for this or a concurrent request.
+    case origin
+}
+
+/// Bytes for a reader, in order.
+public struct LoadedChunk: Sendable, Equatable {
+    /// Offset of the first byte in the resource.
+    public var offset: Int64
+    /// The bytes.
+    public var bytes: [UInt8]
+    /// Where they came from.
+    public var source: ChunkSource
+}
+
+/// How much of one request the cache answered.
+public enum CacheOutcome: String, Sendable, Codable {
+    /// Every byte was cached.
+    case hit = "HIT"
+    /// Some bytes were cached.
+    case partial = "PARTIAL"
+    /// No byte was cached.
+    case miss = "MISS"
+}
+
+/// Totals of the loader's requests in this session.
+public struct LoaderMetrics: Sendable, Equatable {
+    /// Requests answered wholly from cache.
+    public var hits = 0
+    /// Requests answered partly from cache.
+    public var partials = 0
+    /// Requests answered wholly from the origin.
+    public var misses = 0
+    /// Bytes delivered that were cached before their request.
+    public var cacheBytes: Int64 = 0
+    /// Bytes delivered that came from the origin.
+    public var originBytes: Int64 = 0
+}
+
+/// The resource loader: answers byte-range requests from disk at once and streams missing bytes from the origin as
+/// they arrive, writing them down; one fetch per missing range however many readers want it.
+public final class MediaLoader: Sendable {
+    /// The store bytes are written to and read from.
+    public let store: CacheStore
+    /// Tuning.
+    public let configuration: LoaderConfiguration
+    let coordinator: FetchCoordinator
+    let fetcher: OriginFetcher
+    let eventLog: EventLog?
+    let logger: Logger
+    let metricsState = Mutex(LoaderMetrics())
+
+    /// Creates a loader over `store`; `eventLog` receives one JSON line per fetch, validation and request.
+    public init(
+        store: CacheStore, configuration: LoaderConfiguration = LoaderConfiguration(), eventLog: EventLog? = nil,
+        logger: Logger = Logger(label: "MediaCache.loader")
+    ) {
+        self.store = store
+        self.configuration = configuration
+        self.eventLog = eventLog
+        self.logger = logger
+        coordinator = FetchCoordinator(blockSize: configuration.blockSize, joinWindow: configuration.joinWindow)
+        fetcher = OriginFetcher(configuration: configuration.client)
+    }
+
+    /// Cancels fetches, closes connections and commits the store.
+    public func shutdown() async {
+        coordinator.cancelAll()
+        await fetcher.shutdown()
+        try? store.commitAll()
+        try? store.flushTraffic()
+    }
+
+    /// A stream of the requested bytes; iterate it to load, stop iterating (or cancel the task) to cancel.
+    public func load(_ request: LoadingRequest) -> LoadingStream {
+        LoadingStream(loader: self, request: request)
+    }
+
+    /// Everything in one array (for small ranges and tests).
+    public func data(_ request: LoadingRequest) async throws -> [UInt8] {
+        var result: [UInt8] = []
+        for try await chunk in load(request) { result.append(contentsOf: chunk.bytes) }
+        return result
+    }
+
+    /// Length, type and validators, from the cache when known, else from the first block's fetch.
+    public func contentInformation(for url: URL, key: CacheKey? = nil) async throws -> ContentInformation {
+        let key = key ?? CacheKey(url: url)
+        await validate(key: key, url: url)
+        if let info = store.info(for: key), info.metadata.contentLength != nil {
+            return ContentInformation(info.metadata)
+        }
+        let iterator = load(LoadingRequest(url: url, cacheKey: key, requestedOffset: 0, requestedLength: 1))
+            .makeAsyncIterator()
+        do {
+            _ = try await iterator.next()
+        } catch OriginError.rangeNotSatisfiable(_, let length) where length == 0 {
+            return ContentInformation(contentLength: 0, contentType: nil, isByteRangeAccessSupported: true)
+        }
+        if let info = store.info(for: key) { return ContentInformation(info.metadata) }
+        if let metadata = coordinator.with(key, { $0.metadata }) { return ContentInformation(metadata) }
+        return ContentInformation(contentLength: nil, contentType: nil, isByteRangeAccessSupported: true)
+    }
+
+    /// Request outcomes and bytes delivered in this session.
+    public var metrics: LoaderMetrics { metricsState.withLock { $0 } }
+
+    /// True when the last attempt to reach the origin for `key` failed (cached bytes are served regardless).
+    public func isOffline(_ key: CacheKey) -> Bool { coordinator.with(key) { $0.offline } }
+
+    /// The byte offsets fetches for `key` are currently writing at (for status displays).
+    public func inFlight(_ key: CacheKey) -> [ByteRange] {
+        coordinator.with(key) { c in
+            c.fetches.values.map { $0.progress..<($0.target ?? Int64.max) }.sorted { $0.lowerBound < $1.lowerBound }
+        }
+    }
+
+    func record(_ report: RequestReport) {
+        metricsState.withLock { m in
+            switch report.outcome {
+            case .hit: m.hits += 1
+            case .partial: m.partials += 1
+            case .miss: m.misses += 1
+            }
+            m.cacheBytes += report.cacheBytes
+            m.originBytes += report.originBytes
+        }
+        store.recordTraffic(key: report.key, origin: 0, cacheHit: report.cacheBytes)
+        eventLog?.emit(
+            "request",
+            [
+                "url": report.url, "offset": report.offset, "length": report.length as Any,
+                "outcome": report.outcome.rawValue, "cacheBytes": report.cacheBytes, "originBytes": report.originBytes,
+            ])
+    }
+}
+
+/// One finished request, as metrics and the event log see it.
+public struct RequestReport: Sendable, Equatable {
+    /// The resource key.
+    public var key: CacheKey
+    /// The origin URL.
+    public var url: String
+    /// Requested offset.
+    public var offset: Int64
+    /// Bytes delivered.
+    public var length: Int64
+    /// Delivered bytes that were cached before the request.
+    public var cacheBytes: Int64
+    /// Delivered bytes that came from the origin.
+    public var originBytes: Int64
+
+    /// HIT, PARTIAL or MISS.
+    public var outcome: CacheOutcome {
+        if originBytes == 0 { return .hit }
+        return cacheBytes == 0 ? .miss : .partial
+    }
+}
+
+extension ContentInformation {
+    init(_ metadata: ResourceMetadata) {
+        self.init(
+            contentLength: metadata.contentLength, contentType: metadata.contentType, isByteRangeAccessSupported: true,
+            etag: metadata.etag, lastModified: metadata.lastModified)
+    }
+}

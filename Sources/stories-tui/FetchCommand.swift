@@ -1,0 +1,134 @@
+import ArgumentParser
+import Foundation
+import MediaCache
+
+/// `stories-tui fetch URL [--range A-B] [--output FILE]`: reads through the player's loader.
+struct FetchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fetch",
+        abstract: "Read a URL (or a byte range of it) through the cache, writing exactly those bytes.",
+        discussion: "Cached bytes come from disk; missing ones are downloaded once and kept for next time.")
+
+    @Argument(help: "The http or https URL.") var url: String
+    @Option(help: ArgumentHelp("Inclusive byte range, as in HTTP: 100-199, 100- or -500.", valueName: "START-END"))
+    var range: String?
+    @Option(name: .shortAndLong, help: ArgumentHelp("Write to FILE instead of stdout.", valueName: "FILE"))
+    var output: String?
+    @Option(help: ArgumentHelp("Append a JSON line per cache event to FILE.", valueName: "FILE"))
+    var eventLog: String?
+    @OptionGroup var cache: CacheDirOption
+
+    func run() async throws {
+        try await reportingFailures {
+            let origin = try CLIURL.parse(url, context: "fetch")
+            let byteRange = try range.map { try ByteRangeArgument.parse($0) }
+            let store = try cache.openStore()
+            let log = try eventLog.map { path in
+                do { return try EventLog(path: path) } catch {
+                    throw CLIFailure(message: "--event-log: \(error)", exitCode: 2)
+                }
+            }
+            let loader = MediaLoader(store: store, eventLog: log, logger: CLILogging.logger())
+            var failure: Error?
+            do {
+                try await write(loader: loader, origin: origin, range: byteRange)
+            } catch {
+                failure = error
+            }
+            await loader.shutdown()
+            try? store.close()
+            if let failure {
+                if failure is CLIFailure { throw failure }
+                throw CLIFailure(message: "fetch: \(failure)", exitCode: 1)
+            }
+        }
+    }
+
+    private func write(loader: MediaLoader, origin: URL, range: ByteRangeArgument?) async throws {
+        var request = LoadingRequest(url: origin)
+        if let range {
+            switch range {
+            case .closed(let first, let last):
+                request.requestedOffset = first
+                request.requestedLength = last - first + 1
+            case .from(let first):
+                request.requestedOffset = first
+            case .suffix(let count):
+                let info = try await loader.contentInformation(for: origin)
+                guard let length = info.contentLength else {
+                    throw CLIFailure(message: "fetch: --range -\(count) needs a known length; the origin sent none", exitCode: 1)
+                }
+                request.requestedOffset = Swift.max(0, length - count)
+            }
+        }
+        let sink: FileHandle
+        var temporary: String?
+        if let output {
+            temporary = output + ".partial-\(ProcessInfo.processInfo.processIdentifier)"
+            guard let path = temporary, FileManager.default.createFile(atPath: path, contents: nil),
+                let handle = FileHandle(forWritingAtPath: path)
+            else { throw CLIFailure(message: "--output: cannot write \(output)", exitCode: 2) }
+            sink = handle
+        } else {
+            sink = FileHandle.standardOutput
+        }
+        do {
+            for try await chunk in loader.load(request) {
+                try sink.write(contentsOf: chunk.bytes)
+            }
+            if let temporary, let output {
+                try sink.close()
+                // Replace the target only once every byte is there.
+                if FileManager.default.fileExists(atPath: output) { try FileManager.default.removeItem(atPath: output) }
+                try FileManager.default.moveItem(atPath: temporary, toPath: output)
+            }
+        } catch {
+            if let temporary { try? FileManager.default.removeItem(atPath: temporary) }
+            throw error
+        }
+    }
+}
+
+/// A `--range` value: `A-B`, `A-` or `-N`, inclusive like HTTP.
+enum ByteRangeArgument: Equatable {
+    case closed(Int64, Int64)
+    case from(Int64)
+    case suffix(Int64)
+
+    static func parse(_ text: String) throws -> ByteRangeArgument {
+        let bad = CLIFailure(
+            message: "--range: '\(text)' is not a byte range (use START-END, START- or -COUNT, e.g. 0-1023)",
+            exitCode: 2)
+        let parts = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2 else { throw bad }
+        func number(_ part: Substring) -> Int64? {
+            guard !part.isEmpty, part.count <= 18, part.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+            return Int64(part)
+        }
+        switch (number(parts[0]), number(parts[1]), parts[0].isEmpty, parts[1].isEmpty) {
+        case (let first?, let last?, _, _):
+            guard last >= first else {
+                throw CLIFailure(message: "--range: '\(text)' ends before it starts", exitCode: 2)
+            }
+            return .closed(first, last)
+        case (let first?, nil, _, true): return .from(first)
+        case (nil, let count?, true, _):
+            guard count > 0 else { throw CLIFailure(message: "--range: '\(text)' asks for no bytes", exitCode: 2) }
+            return .suffix(count)
+        default: throw bad
+        }
+    }
+}
+
+/// URL arguments: http and https only.
+enum CLIURL {
+    static func parse(_ text: String, context: String) throws -> URL {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), url.host != nil else {
+            throw CLIFailure(message: "\(context): '\(text)' is not a URL (use http://… or https://…)", exitCode: 2)
+        }
+        guard scheme == "http" || scheme == "https" else {
+            throw CLIFailure(message: "\(context): unsupported scheme '\(scheme)' in \(text) (use http or https)", exitCode: 2)
+        }
+        return url
+    }
+}
