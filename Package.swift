@@ -54,6 +54,10 @@ let package = Package(
             dependencies: ["MediaCache", "MediaOrigin", "CacheCrashHelper"]
         ),
         .testTarget(
+            name: "StoriesTUITests",
+            dependencies: ["stories-tui", "MediaOrigin", "MediaCache"]
+        ),
+        .testTarget(
             name: "MediaOriginTests",
             dependencies: [
                 "MediaOrigin",

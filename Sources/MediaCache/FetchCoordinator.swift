@@ -4,7 +4,7 @@ import Synchronization
 /// One in-flight origin fetch of a byte range, shared by every reader (and preload) that needs its bytes.
 struct FetchRecord: Sendable {
     let id: Int
-    let start: Int64
+    var start: Int64
     /// Exclusive end the fetch stops at; nil for the resource's end. Shrinks when a later fetch takes over a tail.
     var target: Int64?
     /// The next offset this fetch will write.
@@ -33,6 +33,9 @@ struct KeyCoordination: Sendable {
     var offline = false
     /// What the origin last said about the resource (kept here too for resources the store does not hold).
     var metadata: ResourceMetadata?
+    /// The origin answered a range request with the whole body: new fetches would start from byte 0 again, so
+    /// readers wait for the running one however far behind it is.
+    var originIgnoresRange = false
 }
 
 /// Whether a resource's cached copy was checked against the origin in this session.
@@ -78,11 +81,14 @@ final class FetchCoordinator: Sendable {
         state.withLock { s in
             var coordination = s.keys[key, default: KeyCoordination()]
             defer { s.keys[key] = coordination }
+            // A fetch already past `offset` has written those bytes since the caller looked: waiting on it returns
+            // at once (its progress moved the event counter) and the caller finds them on disk.
+            let window = coordination.originIgnoresRange ? Int64.max : joinWindow
             let candidates = coordination.fetches.values.filter { fetch in
                 fetch.start <= offset && (fetch.target.map { offset < $0 } ?? true)
-                    && fetch.progress <= offset && offset - fetch.progress <= joinWindow
+                    && offset - fetch.progress <= window
             }
-            if let fetch = candidates.min(by: { $0.progress > $1.progress }) {
+            if let fetch = candidates.max(by: { $0.progress < $1.progress }) {
                 if holding != fetch.id {
                     coordination.fetches[fetch.id]?.interest += 1
                     if let holding { Self.release(&coordination, holding) }
@@ -91,12 +97,7 @@ final class FetchCoordinator: Sendable {
             }
             // Start: round down to a block, but never into cached bytes or below the offset of a fetch in flight.
             let previousPresentEnd = available.present(in: 0..<offset).last?.upperBound ?? 0
-            var start = Swift.max(offset - offset % blockSize, previousPresentEnd)
-            for fetch in coordination.fetches.values where fetch.progress <= offset {
-                let fetchEnd = fetch.target ?? Int64.max
-                if fetchEnd > start, fetch.progress < offset { start = Swift.max(start, Swift.min(offset, fetchEnd)) }
-            }
-            start = Swift.min(start, offset)
+            let start = Swift.min(Swift.max(offset - offset % blockSize, previousPresentEnd), offset)
             // End: the request's end rounded up to a block, stopping at cached bytes and at fetches ahead.
             var target: Int64? = end.map { $0 % blockSize == 0 ? $0 : $0 + blockSize - $0 % blockSize }
             if let length { target = Swift.min(target ?? length, length) }
@@ -143,6 +144,29 @@ final class FetchCoordinator: Sendable {
         task?.cancel()
     }
 
+    /// Drops interest after a reader got everything it asked for: a fetch nobody else needs finishes the block it
+    /// is in (its bytes are as good as paid for) instead of being cut, but goes no further.
+    func releaseFinished(key: CacheKey, fetchID: Int, readerEnd: Int64) {
+        let task = with(key) { c -> Task<Void, Never>? in
+            guard var fetch = c.fetches[fetchID] else { return nil }
+            fetch.interest -= 1
+            if fetch.interest <= 0 {
+                let blockEnd = readerEnd % blockSize == 0 ? readerEnd : readerEnd + blockSize - readerEnd % blockSize
+                fetch.target = Swift.min(fetch.target ?? blockEnd, blockEnd)
+            }
+            c.fetches[fetchID] = fetch
+            return fetch.interest <= 0 && (fetch.target ?? Int64.max) <= fetch.progress ? fetch.task : nil
+        }
+        task?.cancel()
+    }
+
+    /// Tasks of fetches nobody waits for any more (finishing their last block).
+    func unattendedTasks() -> [Task<Void, Never>] {
+        state.withLock { s in
+            s.keys.values.flatMap { $0.fetches.values.filter { $0.interest <= 0 }.compactMap(\.task) }
+        }
+    }
+
     @discardableResult
     private static func release(_ c: inout KeyCoordination, _ id: Int) -> Task<Void, Never>? {
         guard var fetch = c.fetches[id] else { return nil }
@@ -154,6 +178,15 @@ final class FetchCoordinator: Sendable {
     /// The fetch's current stop offset, or nil when it should stop now (gone or cancelled).
     func target(key: CacheKey, fetchID: Int) -> Int64?? {
         with(key) { c in c.fetches[fetchID].map { $0.target } }
+    }
+
+    /// The fetch got the whole body instead of its range: it now covers everything from byte 0.
+    func restartedFromZero(key: CacheKey, fetchID: Int) {
+        signal(key) { c in
+            c.originIgnoresRange = true
+            c.fetches[fetchID]?.start = 0
+            c.fetches[fetchID]?.progress = 0
+        }
     }
 
     /// Records progress and wakes waiters.

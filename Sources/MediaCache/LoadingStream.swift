@@ -49,7 +49,7 @@ public struct LoadingStream: AsyncSequence, Sendable {
             do {
                 return try await step()
             } catch {
-                finish()
+                finish(failed: true)
                 throw error
             }
         }
@@ -61,11 +61,6 @@ public struct LoadingStream: AsyncSequence, Sendable {
                 await loader.validate(key: key, url: request.url)
                 initiallyCached = loader.store.availableRanges(for: key)
                 generation = loader.store.info(for: key)?.generation
-                if let length = loader.store.info(for: key)?.metadata.contentLength, request.requestedOffset >= length,
-                    length > 0 || request.requestedOffset > 0
-                {
-                    throw OriginError.rangeNotSatisfiable(url: request.url.absoluteString, length: length)
-                }
             }
             while true {
                 try Task.checkCancellation()
@@ -84,6 +79,11 @@ public struct LoadingStream: AsyncSequence, Sendable {
                     }
                 }
                 let length = info?.metadata.contentLength
+                if let length, delivered == 0, request.requestedOffset >= length,
+                    length > 0 || request.requestedOffset > 0
+                {
+                    throw OriginError.rangeNotSatisfiable(url: request.url.absoluteString, length: length)
+                }
                 let end = endOffset(length: length)
                 if let end, currentOffset >= end { return finishedChunk() }
                 let seen = loader.coordinator.events(key)
@@ -166,14 +166,20 @@ public struct LoadingStream: AsyncSequence, Sendable {
         }
 
         private func finishedChunk() -> LoadedChunk? {
-            finish()
+            finish(completed: true)
             return nil
         }
 
-        private func finish() {
+        private func finish(completed: Bool = false, failed: Bool = false) {
             guard !done else { return }
             done = true
-            if let holding { loader.coordinator.release(key: key, fetchID: holding) }
+            if let holding {
+                if completed {
+                    loader.coordinator.releaseFinished(key: key, fetchID: holding, readerEnd: currentOffset)
+                } else {
+                    loader.coordinator.release(key: key, fetchID: holding)
+                }
+            }
             holding = nil
             if started { loader.store.unpin(key) }
             started = false
@@ -181,7 +187,8 @@ public struct LoadingStream: AsyncSequence, Sendable {
                 key: key, url: request.url.absoluteString, offset: request.requestedOffset, length: delivered,
                 cacheBytes: cacheBytes, originBytes: originBytes)
             self.report = report
-            loader.record(report)
+            // A request that failed before any byte went out has no outcome to count.
+            if !failed || delivered > 0 { loader.record(report) }
         }
 
         /// Streams straight from the origin for resources the cache cannot hold.

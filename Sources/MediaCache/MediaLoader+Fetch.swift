@@ -55,6 +55,7 @@ extension MediaLoader {
             metadata.contentLength = response.headers.first(name: "transfer-encoding") == nil
                 ? response.contentLength : nil
             writeOffset = 0
+            if start > 0 { coordinator.restartedFromZero(key: key, fetchID: fetchID) }
         case 416:
             let length = response.contentRangeHeader.flatMap(ContentRange.init)?.completeLength
             if let length, let known = cached?.metadata.contentLength, known != length {

@@ -127,8 +127,22 @@ public final class MediaLoader: Sendable {
         fetcher = OriginFetcher(configuration: configuration.client)
     }
 
-    /// Cancels fetches, closes connections and commits the store.
-    public func shutdown() async {
+    /// Lets fetches finishing their last block complete (up to `drainTimeout` seconds), cancels the rest, closes
+    /// connections and commits the store.
+    public func shutdown(drainTimeout: Double = 2) async {
+        let unattended = coordinator.unattendedTasks()
+        if !unattended.isEmpty {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for task in unattended { await task.value }
+                }
+                group.addTask {
+                    try? await Task.sleep(for: .milliseconds(Int(drainTimeout * 1000)))
+                }
+                await group.next()
+                group.cancelAll()
+            }
+        }
         coordinator.cancelAll()
         await fetcher.shutdown()
         try? store.commitAll()

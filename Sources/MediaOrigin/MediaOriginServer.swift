@@ -16,12 +16,14 @@ public final class MediaOriginServer: Sendable {
         var requests: [OriginRequestRecord] = []
         var bodyBytesSent = 0
         var activeResponses = 0
+        var paused: [BodySender] = []
+        var shutDown = false
         var epoch = 0
     }
 
     let state = Mutex(State())
     private let channel: Channel
-    private let group: EventLoopGroup
+    private let group: MultiThreadedEventLoopGroup
     private let serverBox: ServerBox
 
     /// The port bound on 127.0.0.1.
@@ -36,7 +38,9 @@ public final class MediaOriginServer: Sendable {
     /// Starts the origin on 127.0.0.1 (`port` 0 picks a free one). `root` serves files below it for paths not
     /// registered with `set(_:at:)`.
     public init(port: Int = 0, root: URL? = nil, profile: NetworkProfile = .unlimited) async throws {
-        group = MultiThreadedEventLoopGroup.singleton
+        // Its own thread: a busy origin must not starve the clients it serves in the same process.
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        self.group = group
         state.withLock {
             $0.root = root
             $0.profile = profile
@@ -58,8 +62,14 @@ public final class MediaOriginServer: Sendable {
 
     /// Stops listening and closes open connections.
     public func shutdown() async {
+        let first = state.withLock { state -> Bool in
+            defer { state.shutDown = true }
+            return !state.shutDown
+        }
+        guard first else { return }
         try? await channel.close()
         serverBox.server.withLock { $0 = nil }
+        try? await group.shutdownGracefully()
     }
 
     /// Registers (or replaces) the resource at `path` (e.g. `/a.mp4`).
@@ -87,6 +97,19 @@ public final class MediaOriginServer: Sendable {
 
     /// Body bytes sent so far, across all requests.
     public var bodyBytesSent: Int { state.withLock { $0.bodyBytesSent } }
+
+    /// Clears the pause fault and lets paused responses continue.
+    public func resumePaused() {
+        let senders = state.withLock { state -> [BodySender] in
+            state.faults.pauseAfterBytes = nil
+            defer { state.paused.removeAll() }
+            return state.paused
+        }
+        for sender in senders { sender.resume() }
+    }
+
+    /// Responses paused by the pause fault right now.
+    public var pausedResponses: Int { state.withLock { $0.paused.count } }
 
     /// Responses still being sent (a cancelled client's response ends when the server notices the close).
     public var activeResponses: Int { state.withLock { $0.activeResponses } }

@@ -2,8 +2,12 @@ import Foundation
 
 /// One resource the origin serves.
 public struct OriginResource: Sendable, Equatable {
-    /// The body.
+    /// The body (for generated resources: one period of it).
     public var bytes: [UInt8]
+    /// For generated resources, the total length: the body is `bytes` repeated up to it. Nil for plain ones.
+    public var generatedLength: Int?
+    /// The body's length.
+    public var length: Int { generatedLength ?? bytes.count }
     /// Sent as `ETag` (quoted); nil to send none.
     public var etag: String?
     /// Sent as `Last-Modified`; nil to send none.
@@ -17,6 +21,31 @@ public struct OriginResource: Sendable, Equatable {
         self.etag = etag ?? OriginResource.contentTag(bytes)
         self.lastModified = lastModified
         self.contentType = contentType
+    }
+
+    /// A large resource without the memory: `period` repeated up to `length` bytes.
+    public init(repeating period: [UInt8], length: Int, etag: String, contentType: String = "video/mp4") {
+        bytes = period
+        generatedLength = length
+        self.etag = etag
+        lastModified = nil
+        self.contentType = contentType
+    }
+
+    /// Copies body bytes `start..<start+count` into `buffer`.
+    func copy(from start: Int, count: Int, into write: (ArraySlice<UInt8>) -> Void) {
+        guard generatedLength != nil, !bytes.isEmpty else {
+            write(bytes[start..<(start + count)])
+            return
+        }
+        var offset = start
+        let end = start + count
+        while offset < end {
+            let phase = offset % bytes.count
+            let run = Swift.min(bytes.count - phase, end - offset)
+            write(bytes[phase..<(phase + run)])
+            offset += run
+        }
     }
 
     /// A quoted tag computed from the bytes (FNV-1a over the content and its length).
@@ -72,6 +101,8 @@ public struct OriginFaults: Sendable, Equatable {
     public var fixedStatus: Int?
     /// Stop sending (but keep the connection open) after this many body bytes.
     public var stallAfterBytes: Int?
+    /// Pause every response after this many body bytes until `MediaOriginServer.resumePaused()`.
+    public var pauseAfterBytes: Int?
     /// Omit `Content-Length` and send the body chunked.
     public var chunked = false
     /// Answer HEAD with 405.

@@ -42,12 +42,12 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
             method: request.method.rawValue, path: path, range: request.headers.first(name: "range"),
             ifRange: request.headers.first(name: "if-range"), status: 200, bodyBytes: 0)
         var headers = HTTPHeaders()
-        var body: ArraySlice<UInt8> = []
+        var body = OriginBody.text([])
         var status = HTTPResponseStatus.ok
 
         if let fixed = faults.fixedStatus {
             status = HTTPResponseStatus(statusCode: fixed)
-            body = ArraySlice("origin fault: status \(fixed)\n".utf8)
+            body = .text(Array("origin fault: status \(fixed)\n".utf8))
         } else if let redirect {
             status = .found
             headers.add(name: "Location", value: redirect)
@@ -56,7 +56,7 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
         } else if isHead && faults.rejectHead {
             status = .methodNotAllowed
         } else if let resource = server.resource(at: path) {
-            let length = resource.bytes.count
+            let length = resource.length
             headers.add(name: "Accept-Ranges", value: "bytes")
             headers.add(name: "Content-Type", value: resource.contentType)
             if let etag = resource.etag { headers.add(name: "ETag", value: etag) }
@@ -79,20 +79,20 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
                 if let range {
                     status = .partialContent
                     headers.add(name: "Content-Range", value: "bytes \(range.lowerBound)-\(range.upperBound)/\(length)")
-                    body = resource.bytes[range]
+                    body = .resource(resource, range.lowerBound..<(range.upperBound + 1))
                 } else {
-                    body = resource.bytes[...]
+                    body = .resource(resource, 0..<length)
                 }
             }
         } else {
             status = .notFound
-            body = ArraySlice("not found: \(path)\n".utf8)
+            body = .text(Array("not found: \(path)\n".utf8))
         }
         record.status = Int(status.code)
         if !faults.chunked || isHead || status != .ok && status != .partialContent {
             headers.replaceOrAdd(name: "Content-Length", value: String(body.count))
         }
-        if isHead { body = [] }
+        if isHead { body = .text([]) }
         var response = HTTPResponseHead(version: request.version, status: status, headers: headers)
         response.headers.replaceOrAdd(name: "Connection", value: request.isKeepAlive ? "keep-alive" : "close")
         let responseHead = response
@@ -160,7 +160,7 @@ final class BodySender: @unchecked Sendable {
     private let recordIndex: Int
     private let epoch: Int
     private var ended = false
-    private let body: ArraySlice<UInt8>
+    private let body: OriginBody
     private let profile: NetworkProfile
     private let dropAfter: Int?
     private let stallAfter: Int?
@@ -170,7 +170,7 @@ final class BodySender: @unchecked Sendable {
 
     init(
         context: ChannelHandlerContext, handler: OriginHandler, server: MediaOriginServer, recordIndex: Int,
-        epoch: Int, body: ArraySlice<UInt8>, profile: NetworkProfile, dropAfter: Int?, stallAfter: Int?, keepAlive: Bool
+        epoch: Int, body: OriginBody, profile: NetworkProfile, dropAfter: Int?, stallAfter: Int?, keepAlive: Bool
     ) {
         self.context = context
         self.handler = handler
@@ -187,6 +187,11 @@ final class BodySender: @unchecked Sendable {
     func start(head: HTTPResponseHead) {
         context.write(handler.wrapOutboundOut(.head(head)), promise: nil)
         sendNext()
+    }
+
+    /// Continues a paused response.
+    func resume() {
+        context.eventLoop.execute { self.sendNext() }
     }
 
     /// Marks the response as no longer active (once).
@@ -206,6 +211,15 @@ final class BodySender: @unchecked Sendable {
             handler.finished(context: context, keepAlive: keepAlive)
             return
         }
+        let pause = server.state.withLock { state -> Bool in
+            guard let limit = state.faults.pauseAfterBytes, sent >= limit else { return false }
+            state.paused.append(self)
+            return true
+        }
+        if pause {
+            context.flush()
+            return
+        }
         if let stallAfter, sent >= stallAfter {
             context.flush()
             return  // never continues: the client must time out
@@ -218,11 +232,13 @@ final class BodySender: @unchecked Sendable {
         }
         var size = 16_384
         if let rate = profile.bytesPerSecond { size = max(512, min(size, Int(Double(rate) * Self.tick))) }
-        if let limit = [dropAfter, stallAfter].compactMap({ $0 }).min() { size = min(size, max(1, limit - sent)) }
+        let pauseAt = server.state.withLock { $0.faults.pauseAfterBytes }
+        if let limit = [dropAfter, stallAfter, pauseAt].compactMap({ $0 }).filter({ $0 > sent }).min() {
+            size = min(size, limit - sent)
+        }
         size = min(size, body.count - sent)
-        let start = body.startIndex + sent
         var buffer = context.channel.allocator.buffer(capacity: size)
-        buffer.writeBytes(body[start..<(start + size)])
+        body.copy(from: sent, count: size) { buffer.writeBytes($0) }
         sent += size
         server.state.withLock {
             guard $0.epoch == epoch, recordIndex < $0.requests.count else { return }
@@ -237,10 +253,32 @@ final class BodySender: @unchecked Sendable {
                 self.context.eventLoop.scheduleTask(in: .nanoseconds(Int64(delay * 1e9))) { self.sendNext() }
             }
         } else {
+            // Scheduled, not called: completed writes would otherwise recurse once per chunk.
             write.whenComplete { result in
                 guard case .success = result else { return self.end() }
-                self.sendNext()
+                self.context.eventLoop.execute { self.sendNext() }
             }
+        }
+    }
+}
+
+/// A response body: literal text or a range of a resource (copied out chunk by chunk as it is sent).
+enum OriginBody {
+    case text([UInt8])
+    case resource(OriginResource, Range<Int>)
+
+    var count: Int {
+        switch self {
+        case .text(let bytes): return bytes.count
+        case .resource(_, let range): return range.count
+        }
+    }
+
+    func copy(from start: Int, count: Int, into write: (ArraySlice<UInt8>) -> Void) {
+        switch self {
+        case .text(let bytes): write(bytes[start..<(start + count)])
+        case .resource(let resource, let range):
+            resource.copy(from: range.lowerBound + start, count: count, into: write)
         }
     }
 }

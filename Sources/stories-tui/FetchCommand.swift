@@ -10,7 +10,9 @@ struct FetchCommand: AsyncParsableCommand {
         discussion: "Cached bytes come from disk; missing ones are downloaded once and kept for next time.")
 
     @Argument(help: "The http or https URL.") var url: String
-    @Option(help: ArgumentHelp("Inclusive byte range, as in HTTP: 100-199, 100- or -500.", valueName: "START-END"))
+    @Option(help: ArgumentHelp(
+            "Inclusive byte range, as in HTTP: 100-199, 100-, or --range=-500 for the last 500 bytes.",
+            valueName: "START-END"))
     var range: String?
     @Option(name: .shortAndLong, help: ArgumentHelp("Write to FILE instead of stdout.", valueName: "FILE"))
     var output: String?

@@ -2,8 +2,37 @@ import ArgumentParser
 import Foundation
 import MediaCache
 
-/// The `stories-tui` command: the stories player and the command-line faces of the media cache.
+/// Entry point: parses, runs, and turns usage errors into one line on stderr with exit code 2.
 @main
+enum Main {
+    static func main() async {
+        let command: ParsableCommand
+        do {
+            command = try StoriesTUI.parseAsRoot()
+        } catch {
+            let code = StoriesTUI.exitCode(for: error)
+            if code == .success { StoriesTUI.exit(withError: error) }  // --help, --version
+            let message = StoriesTUI.message(for: error)
+                .split(separator: "\n").first.map(String.init) ?? "invalid arguments"
+            let trimmed = message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message
+            CLIFailure(message: "\(trimmed) (see stories-tui --help)", exitCode: 2).exit()
+        }
+        do {
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                var syncCommand = command
+                try syncCommand.run()
+            }
+        } catch let failure as CLIFailure {
+            failure.exit()
+        } catch {
+            StoriesTUI.exit(withError: error)
+        }
+    }
+}
+
+/// The `stories-tui` command: the stories player and the command-line faces of the media cache.
 struct StoriesTUI: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stories-tui",

@@ -20,7 +20,7 @@ final class LoaderHarness {
 
     static var defaultConfiguration: LoaderConfiguration {
         var configuration = LoaderConfiguration()
-        configuration.client.connectTimeout = 2
+        configuration.client.connectTimeout = 5
         configuration.client.readTimeout = 5
         return configuration
     }

@@ -5,21 +5,28 @@ import Testing
 @testable import MediaCache
 
 @Suite struct LoaderTests {
-    @Test func firstBytesArriveBeforeAThrottledDownloadEnds() async throws {
+    @Test func firstBytesArriveBeforeTheDownloadEnds() async throws {
         let h = try await LoaderHarness()
         let bytes = content(600_000)
         h.origin.set(OriginResource(bytes: bytes), at: "/slow.mp4")
-        h.origin.setProfile(NetworkProfile(bytesPerSecond: 400_000, latency: 0))
+        // The origin sends 100 kB and then holds the rest back until told to go on.
+        var faults = OriginFaults()
+        faults.pauseAfterBytes = 100_000
+        h.origin.setFaults(faults)
         let iterator = h.loader.load(LoadingRequest(url: h.url("slow.mp4"))).makeAsyncIterator()
         let first = try #require(try await iterator.next())
-        // The reader has bytes while the origin is still sending: play while downloading.
-        #expect(h.origin.bodyBytesSent < bytes.count)
+        // The reader has bytes while the origin has not sent the rest: play while downloading.
+        #expect(h.origin.bodyBytesSent <= 100_000)
         #expect(first.offset == 0)
         #expect(first.source == .origin)
         var received = first.bytes
+        while received.count < 100_000, let chunk = try await iterator.next() { received += chunk.bytes }
+        #expect(received == Array(bytes[0..<100_000]))
+        h.origin.resumePaused()
         while let chunk = try await iterator.next() { received += chunk.bytes }
         #expect(received == bytes)
         #expect(iterator.report?.outcome == .miss)
+        #expect(h.origin.bodyBytesSent == bytes.count)
         await h.close()
     }
 

@@ -1,0 +1,66 @@
+import Foundation
+import MediaOrigin
+import Testing
+
+@testable import MediaCache
+
+/// A 1 GiB resource streams through the loader (and into the cache) with bounded memory: nothing buffers a whole
+/// file. Checked by sampling this process's resident size while streaming, not by timing.
+@Suite struct LargeStreamTests {
+    @Test func aGibibyteStreamsWithBoundedMemory() async throws {
+        let h = try await LoaderHarness()
+        try h.store.close()
+        h.store = try CacheStore(directory: h.dir.url, configuration: testConfiguration {
+            $0.partialByteLimit = 2 << 30
+            $0.completeByteLimit = 2 << 30
+            $0.commitInterval = 16 << 20
+        })
+        h.loader = MediaLoader(store: h.store, configuration: h.configuration)
+        let period = content(65_536, seed: 7)
+        let length = 1 << 30
+        h.origin.set(OriginResource(repeating: period, length: length, etag: "\"big\""), at: "/huge.mp4")
+
+        let before = residentBytes()
+        var peak = before
+        var offset = 0
+        var chunks = 0
+        for try await chunk in h.loader.load(LoadingRequest(url: h.url("huge.mp4"))) {
+            #expect(chunk.offset == Int64(offset))
+            #expect(chunk.bytes.count <= h.configuration.readChunk)
+            // Compare against the period without building the expected bytes.
+            let matches = chunk.bytes.withUnsafeBytes { got in
+                period.withUnsafeBytes { expected in
+                    var position = 0
+                    while position < got.count {
+                        let phase = (offset + position) % period.count
+                        let run = Swift.min(period.count - phase, got.count - position)
+                        if memcmp(got.baseAddress! + position, expected.baseAddress! + phase, run) != 0 { return false }
+                        position += run
+                    }
+                    return true
+                }
+            }
+            if !matches {
+                Issue.record("wrong bytes at offset \(offset)")
+                break
+            }
+            offset += chunk.bytes.count
+            chunks += 1
+            if chunks % 256 == 0 { peak = Swift.max(peak, residentBytes()) }
+        }
+        #expect(offset == length)
+        #expect(h.origin.bodyBytesSent == length)
+        #expect(h.store.info(for: CacheKey(url: h.url("huge.mp4")))?.isComplete == true)
+        // Whole-file buffering would add a gibibyte; allow generous room for the rest of the test process.
+        #expect(peak - before < 256 << 20, "resident size grew by \((peak - before) >> 20) MiB")
+        await h.close()
+    }
+
+    private func residentBytes() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kib = Int(line.split(separator: " ").dropFirst().first ?? "")
+        else { return 0 }
+        return kib * 1024
+    }
+}

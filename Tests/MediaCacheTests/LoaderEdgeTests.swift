@@ -1,0 +1,205 @@
+import Foundation
+import MediaOrigin
+import Testing
+
+@testable import MediaCache
+
+@Suite struct LoaderEdgeTests {
+    @Test func offlineServesCachedRangesFailsTypedAndRecovers() async throws {
+        let h = try await LoaderHarness()
+        let bytes = content(400_000)
+        h.origin.set(OriginResource(bytes: bytes), at: "/o.mp4")
+        #expect(try await h.read("o.mp4", 0, 100_000) == Array(bytes[0..<100_000]))
+        let port = h.origin.port
+        let url = h.url("o.mp4")
+        await h.origin.shutdown()
+        try await h.restart()
+        // Cached bytes still play, and the loader knows it is offline.
+        #expect(try await h.loader.data(LoadingRequest(url: url, requestedOffset: 0, requestedLength: 100_000))
+            == Array(bytes[0..<100_000]))
+        #expect(h.loader.isOffline(CacheKey(url: url)))
+        // Uncached bytes fail with a typed error once the connect timeout runs out.
+        await #expect {
+            _ = try await h.loader.data(LoadingRequest(url: url, requestedOffset: 200_000, requestedLength: 1000))
+        } throws: { error in
+            if case OriginError.unreachable = error { return true }
+            return false
+        }
+        // The origin comes back on the same port: the same loader recovers (its connection pool may still be
+        // backing off from the refused attempts, so poll with a deadline; each attempt is bounded by the connect
+        // timeout).
+        let revived = try await MediaOriginServer(port: port)
+        revived.set(OriginResource(bytes: bytes), at: "/o.mp4")
+        let deadline = ContinuousClock.now + .seconds(60)
+        var recovered: [UInt8]?
+        while recovered == nil, ContinuousClock.now < deadline {
+            recovered = try? await h.loader.data(LoadingRequest(url: url))
+        }
+        #expect(recovered == bytes)
+        #expect(!h.loader.isOffline(CacheKey(url: url)))
+        await revived.shutdown()
+        await h.close()
+    }
+
+    @Test func aStalledOriginTimesOutWithATypedError() async throws {
+        var configuration = LoaderHarness.defaultConfiguration
+        configuration.client.readTimeout = 0.3
+        configuration.maxRetries = 0
+        let h = try await LoaderHarness(configuration: configuration)
+        h.origin.set(OriginResource(bytes: content(200_000)), at: "/s.mp4")
+        var faults = OriginFaults()
+        faults.stallAfterBytes = 50_000
+        h.origin.setFaults(faults)
+        await #expect(throws: OriginError.timeout(url: h.url("s.mp4").absoluteString)) {
+            _ = try await h.read("s.mp4")
+        }
+        // What did arrive is cached and correct.
+        let cached = h.store.availableRanges(for: CacheKey(url: h.url("s.mp4")))
+        #expect(cached.total > 0 && cached.total <= 50_000)
+        #expect(try h.store.read(key: CacheKey(url: h.url("s.mp4")), range: 0..<cached.total)
+            == Array(content(200_000)[0..<Int(cached.total)]))
+        await h.close()
+    }
+
+    @Test func errorStatusesCarryStatusAndReason() async throws {
+        let h = try await LoaderHarness()
+        await #expect(throws: OriginError.httpStatus(url: h.url("none.mp4").absoluteString, status: 404, reason: "Not Found")) {
+            _ = try await h.read("none.mp4")
+        }
+        h.origin.set(OriginResource(bytes: content(1000)), at: "/e.mp4")
+        var faults = OriginFaults()
+        faults.fixedStatus = 503
+        h.origin.setFaults(faults)
+        await #expect(throws: OriginError.httpStatus(url: h.url("e.mp4").absoluteString, status: 503, reason: "Service Unavailable")) {
+            _ = try await h.read("e.mp4")
+        }
+        #expect(h.store.info(for: CacheKey(url: h.url("e.mp4"))) == nil)
+        await h.close()
+    }
+
+    @Test func rangesPastTheEndAreNotSatisfiable() async throws {
+        let h = try await LoaderHarness()
+        h.origin.set(OriginResource(bytes: content(1000)), at: "/n.mp4")
+        await #expect(throws: OriginError.rangeNotSatisfiable(url: h.url("n.mp4").absoluteString, length: 1000)) {
+            _ = try await h.read("n.mp4", 5000, 10)
+        }
+        // Once the length is known, the check needs no origin request.
+        _ = try await h.read("n.mp4", 0, 10)
+        await h.origin.resetCounters()
+        await #expect(throws: OriginError.self) { _ = try await h.read("n.mp4", 1000, 10) }
+        #expect(h.origin.requests.isEmpty)
+        // A request reaching past the end is answered up to the end.
+        #expect(try await h.read("n.mp4", 990, 100) == Array(content(1000)[990...]))
+        await h.close()
+    }
+
+    @Test func redirectsAreFollowedAndCapped() async throws {
+        let h = try await LoaderHarness()
+        let bytes = content(100_000)
+        h.origin.set(OriginResource(bytes: bytes), at: "/real.mp4")
+        h.origin.redirect("/moved.mp4", to: h.url("real.mp4").absoluteString)
+        #expect(try await h.read("moved.mp4") == bytes)
+        for i in 0..<8 { h.origin.redirect("/loop\(i)", to: h.url("loop\(i + 1)").absoluteString) }
+        await #expect(throws: OriginError.tooManyRedirects(url: h.url("loop0").absoluteString)) {
+            _ = try await h.read("loop0")
+        }
+        await h.close()
+    }
+
+    @Test func chunkedBodiesWithoutALengthAreCachedWhole() async throws {
+        let h = try await LoaderHarness()
+        let bytes = content(300_000)
+        h.origin.set(OriginResource(bytes: bytes), at: "/k.mp4")
+        var faults = OriginFaults()
+        faults.chunked = true
+        faults.ignoreRange = true
+        h.origin.setFaults(faults)
+        #expect(try await h.read("k.mp4") == bytes)
+        let info = try #require(h.store.info(for: CacheKey(url: h.url("k.mp4"))))
+        #expect(info.metadata.contentLength == 300_000)
+        #expect(info.isComplete)
+        try await h.restart()
+        await h.origin.resetCounters()
+        #expect(try await h.read("k.mp4", 1000, 5000) == Array(bytes[1000..<6000]))
+        #expect(h.origin.bodyBytesSent == 0)
+        await h.close()
+    }
+
+    @Test func resourcesLargerThanTheBudgetStreamThrough() async throws {
+        let h = try await LoaderHarness()
+        try h.store.close()
+        h.store = try CacheStore(directory: h.dir.url, configuration: testConfiguration { $0.partialByteLimit = 100_000 })
+        h.loader = MediaLoader(store: h.store, configuration: h.configuration)
+        let bytes = content(250_000)
+        h.origin.set(OriginResource(bytes: bytes), at: "/big.mp4")
+        #expect(try await h.read("big.mp4") == bytes)
+        #expect(try await h.read("big.mp4", 100_000, 1_000) == Array(bytes[100_000..<101_000]))
+        #expect(h.store.info(for: CacheKey(url: h.url("big.mp4"))) == nil)
+        await h.close()
+    }
+
+    @Test func trafficIsPersistedPerResourceAndInTotal() async throws {
+        let h = try await LoaderHarness()
+        let bytes = content(200_000)
+        h.origin.set(OriginResource(bytes: bytes), at: "/t.mp4")
+        _ = try await h.read("t.mp4")
+        _ = try await h.read("t.mp4", 0, 50_000)
+        #expect(h.loader.metrics.misses == 1)
+        #expect(h.loader.metrics.hits == 1)
+        try await h.restart()
+        _ = try await h.read("t.mp4")
+        try await h.restart()
+        let stats = try h.store.stats()
+        #expect(stats.originBytes == 200_000)
+        #expect(stats.cacheHitBytes == 250_000)
+        let info = try #require(h.store.info(for: CacheKey(url: h.url("t.mp4"))))
+        #expect(info.fetchedFromOrigin == 200_000)
+        #expect(info.servedFromCache == 250_000)
+        await h.close()
+    }
+
+    @Test func theEventLogRecordsFetchesAndOutcomes() async throws {
+        let h = try await LoaderHarness()
+        let logPath = h.dir.url.appendingPathComponent("events.jsonl").path
+        h.loader = MediaLoader(store: h.store, configuration: h.configuration, eventLog: try EventLog(path: logPath))
+        h.origin.set(OriginResource(bytes: content(10_000)), at: "/l.mp4")
+        _ = try await h.read("l.mp4")
+        _ = try await h.read("l.mp4")
+        let lines = try String(contentsOfFile: logPath, encoding: .utf8).split(separator: "\n")
+        let events = try lines.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] ?? [:] }
+        #expect(events.compactMap { $0["event"] as? String }.filter { $0 != "fetch_end" }
+            == ["fetch_start", "request", "request"])
+        #expect(events.compactMap { $0["outcome"] as? String }.suffix(2) == ["MISS", "HIT"])
+        await h.close()
+    }
+
+    @Test func contentInformationComesFromTheFirstBlock() async throws {
+        let h = try await LoaderHarness()
+        h.origin.set(OriginResource(bytes: content(500_000), etag: "\"ci\""), at: "/ci.mp4")
+        let info = try await h.loader.contentInformation(for: h.url("ci.mp4"))
+        #expect(info == ContentInformation(
+            contentLength: 500_000, contentType: "video/mp4", isByteRangeAccessSupported: true, etag: "\"ci\"",
+            lastModified: nil))
+        #expect(h.origin.bodyBytesSent == Int(h.configuration.blockSize))
+        await h.close()
+    }
+
+    @Test func contentRangeIsParsedStrictly() {
+        #expect(ContentRange("bytes 0-99/1000") == ContentRange(range: 0...99, completeLength: 1000))
+        #expect(ContentRange("bytes 5-9/*")?.completeLength == nil)
+        #expect(ContentRange("bytes */1000")?.range == nil)
+        #expect(ContentRange("bytes */1000")?.completeLength == 1000)
+        for bad in ["bytes 0-1000/1000", "bytes 9-5/100", "bytes 0-9", "0-9/10", "bytes -1-9/10", "bytes a-b/10",
+                    "bytes 0-9/10,11-12/20", "bytes */*", "items 0-9/10", ""] {
+            #expect(ContentRange(bad) == nil, "\(bad)")
+        }
+    }
+}
+
+extension ContentRange {
+    init(range: ClosedRange<Int64>?, completeLength: Int64?) {
+        self.init("bytes */1")!
+        self.range = range
+        self.completeLength = completeLength
+    }
+}

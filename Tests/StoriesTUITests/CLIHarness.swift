@@ -1,0 +1,68 @@
+import Foundation
+
+/// Runs the built `stories-tui` binary and captures its output.
+struct CLIResult {
+    var status: Int32
+    var stdout: Data
+    var stderr: String
+
+    var text: String { String(decoding: stdout, as: UTF8.self) }
+}
+
+enum CLI {
+    /// The `stories-tui` binary next to the test bundle.
+    static func binary() throws -> URL {
+        let candidates = [Bundle.main.executableURL, URL(fileURLWithPath: CommandLine.arguments[0])]
+            .compactMap { $0?.deletingLastPathComponent().appendingPathComponent("stories-tui") }
+        for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate.path) {
+            return candidate
+        }
+        throw CLIError("stories-tui binary not found next to the test bundle (\(candidates.map(\.path)))")
+    }
+
+    /// Runs the binary with `arguments` and waits for it to exit, reading both pipes while it runs.
+    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> CLIResult {
+        let process = Process()
+        process.executableURL = try binary()
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env["NO_COLOR"] = "1"
+        for (name, value) in environment { env[name] = value }
+        process.environment = env
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let group = DispatchGroup()
+        nonisolated(unsafe) var outData = Data()
+        nonisolated(unsafe) var errData = Data()
+        group.enter()
+        DispatchQueue.global().async {
+            outData = out.fileHandleForReading.readDataToEndOfFile()
+            group.leave()
+        }
+        errData = err.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        process.waitUntilExit()
+        return CLIResult(status: process.terminationStatus, stdout: outData, stderr: String(decoding: errData, as: UTF8.self))
+    }
+}
+
+struct CLIError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A fresh directory under the system temp directory.
+struct ScratchDirectory {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("stories-cli-\(UUID().uuidString)")
+    var path: String { url.path }
+    func cleanup() { try? FileManager.default.removeItem(at: url) }
+}
+
+/// Distinct deterministic content.
+func sampleBytes(_ count: Int, seed: Int = 1) -> [UInt8] {
+    (0..<count).map { UInt8(truncatingIfNeeded: ($0 &* 131) ^ ($0 >> 8) ^ seed &* 77) }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import MediaOrigin
+import Testing
+
+/// `stories-tui fetch` and `cache …` run as a user would, against an in-process origin.
+@Suite struct FetchCommandTests {
+    @Test func fetchOutputIsByteIdenticalThroughEveryOriginBehaviour() async throws {
+        let origin = try await MediaOriginServer()
+        let cache = ScratchDirectory()
+        defer { cache.cleanup() }
+        let bytes = sampleBytes(700_000)
+        origin.set(OriginResource(bytes: bytes), at: "/v.mp4")
+        let url = origin.url("v.mp4").absoluteString
+        func fetch(_ extra: [String] = []) throws -> CLIResult {
+            try CLI.run(["fetch", url, "--cache-dir", cache.path] + extra)
+        }
+        // Cold, then a range, then the gap-filling whole read, then a replay.
+        var result = try fetch(["--range", "100000-199999"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == Data(bytes[100_000...199_999]))
+        result = try fetch(["--range", "500000-"])
+        #expect(result.stdout == Data(bytes[500_000...]))
+        result = try fetch(["--range=-1000"])
+        #expect(result.stdout == Data(bytes[(bytes.count - 1000)...]))
+        result = try fetch()
+        #expect(result.stdout == Data(bytes))
+        await origin.resetCounters()
+        let output = cache.url.appendingPathComponent("out.mp4").path
+        result = try fetch(["--output", output])
+        #expect(result.status == 0)
+        #expect(FileManager.default.contents(atPath: output) == Data(bytes))
+        #expect(origin.bodyBytesSent == 0)
+
+        // An origin that ignores Range, a dropped connection, a replaced file.
+        var faults = OriginFaults()
+        faults.ignoreRange = true
+        origin.setFaults(faults)
+        origin.set(OriginResource(bytes: bytes), at: "/i.mp4")
+        result = try CLI.run(["fetch", origin.url("i.mp4").absoluteString, "--range", "300000-300999", "--cache-dir", cache.path])
+        #expect(result.stdout == Data(bytes[300_000...300_999]))
+        faults = OriginFaults()
+        faults.dropAfterBytes = 120_000
+        faults.dropCount = 2
+        origin.setFaults(faults)
+        origin.set(OriginResource(bytes: bytes), at: "/d.mp4")
+        result = try CLI.run(["fetch", origin.url("d.mp4").absoluteString, "--cache-dir", cache.path])
+        #expect(result.stdout == Data(bytes), "\(result.stderr)")
+        origin.setFaults(OriginFaults())
+        let replaced = sampleBytes(650_000, seed: 5)
+        origin.set(OriginResource(bytes: replaced), at: "/v.mp4")
+        result = try fetch()
+        #expect(result.stdout == Data(replaced))
+        await origin.shutdown()
+    }
+
+    @Test func cacheCommandsReportWhatFetchStored() async throws {
+        let origin = try await MediaOriginServer()
+        let cache = ScratchDirectory()
+        defer { cache.cleanup() }
+        origin.set(OriginResource(bytes: sampleBytes(300_000), etag: "\"s1\""), at: "/s.mp4")
+        let url = origin.url("s.mp4").absoluteString
+        _ = try CLI.run(["fetch", url, "--range", "0-99999", "--cache-dir", cache.path])
+        _ = try CLI.run(["fetch", url, "--range", "0-99999", "--cache-dir", cache.path])
+        let ls = try CLI.run(["cache", "ls", "--json", "--cache-dir", cache.path])
+        let entries = try #require(try JSONSerialization.jsonObject(with: ls.stdout) as? [[String: Any]])
+        #expect(entries.count == 1)
+        #expect(entries.first?["url"] as? String == url)
+        #expect(entries.first?["contentLength"] as? Int == 300_000)
+        #expect(entries.first?["complete"] as? Bool == false)
+        #expect(entries.first?["ranges"] as? [[Int]] == [[0, 131_072]])
+        #expect(entries.first?["etag"] as? String == "\"s1\"")
+        #expect(entries.first?["playCount"] as? Int == 0)
+        let stats = try CLI.run(["cache", "stats", "--json", "--cache-dir", cache.path])
+        let object = try #require(try JSONSerialization.jsonObject(with: stats.stdout) as? [String: Any])
+        #expect(object["entries"] as? Int == 1)
+        #expect(object["storedBytes"] as? Int == 131_072)
+        #expect(object["originBytes"] as? Int == 131_072)
+        #expect(object["cacheHitBytes"] as? Int == 100_000)
+        let clear = try CLI.run(["cache", "clear", url, "--cache-dir", cache.path])
+        #expect(clear.status == 0)
+        let after = try CLI.run(["cache", "ls", "--json", "--cache-dir", cache.path])
+        #expect(after.text.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
+        await origin.shutdown()
+    }
+
+    @Test(arguments: [
+        (["fetch", "ftp://example.com/a.mp4"], "unsupported scheme 'ftp'"),
+        (["fetch", "not a url"], "is not a URL"),
+        (["fetch", "http://127.0.0.1:9/a.mp4", "--range", "9-5"], "ends before it starts"),
+        (["fetch", "http://127.0.0.1:9/a.mp4", "--range", "abc"], "is not a byte range"),
+        (["fetch", "http://127.0.0.1:9/a.mp4", "--range=-0"], "asks for no bytes"),
+        (["fetch", "http://127.0.0.1:9/a.mp4", "--range", "-5"], "Missing value for '--range"),
+        (["fetch", "http://127.0.0.1:9/a.mp4", "--bogus"], "Unknown option '--bogus'"),
+        (["cache", "clear", "nope"], "is not a URL"),
+    ])
+    func badInputGetsOneLineAndExitCode2(arguments: [String], message: String) throws {
+        let cache = ScratchDirectory()
+        defer { cache.cleanup() }
+        let result = try CLI.run(arguments + ["--cache-dir", cache.path])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains(message), "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test func originFailuresExitNonZeroWithTheCause() async throws {
+        let origin = try await MediaOriginServer()
+        let cache = ScratchDirectory()
+        defer { cache.cleanup() }
+        let result = try CLI.run(["fetch", origin.url("missing.mp4").absoluteString, "--cache-dir", cache.path])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("origin answered 404 Not Found"), "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+        await origin.shutdown()
+    }
+}
