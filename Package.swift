@@ -35,11 +35,16 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
+        .target(
+            name: "StoryPlayer",
+            dependencies: ["MediaCache"]
+        ),
         .executableTarget(
             name: "stories-tui",
             dependencies: [
                 "MediaCache",
                 "MediaOrigin",
+                "StoryPlayer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -52,6 +57,10 @@ let package = Package(
         .testTarget(
             name: "MediaCacheTests",
             dependencies: ["MediaCache", "MediaOrigin", "CacheCrashHelper"]
+        ),
+        .testTarget(
+            name: "StoryPlayerTests",
+            dependencies: ["StoryPlayer", "MediaCache", "MediaOrigin"]
         ),
         .testTarget(
             name: "StoriesTUITests",

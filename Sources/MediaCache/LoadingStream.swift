@@ -39,8 +39,21 @@ public struct LoadingStream: AsyncSequence, Sendable {
         }
 
         deinit {
-            if let holding { loader.coordinator.release(key: key, fetchID: holding) }
+            if let holding {
+                // Dropped after receiving everything it asked for: not an abandonment.
+                if reachedEnd {
+                    loader.coordinator.releaseFinished(key: key, fetchID: holding, readerEnd: currentOffset)
+                } else {
+                    loader.coordinator.release(key: key, fetchID: holding)
+                }
+            }
             if started { loader.store.unpin(key) }
+        }
+
+        /// True once every requested byte has been delivered.
+        private var reachedEnd: Bool {
+            guard let length = request.requestedLength else { return false }
+            return currentOffset >= request.requestedOffset + length
         }
 
         /// The next chunk, or nil at the end of the requested range.

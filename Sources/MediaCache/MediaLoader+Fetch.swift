@@ -37,6 +37,7 @@ extension MediaLoader {
         let rangeHeader = "bytes=\(start)-" + (initialTarget.map { String($0 - 1) } ?? "")
         eventLog?.emit(
             "fetch_start", ["url": url.absoluteString, "range": rangeHeader, "ifRange": validator as Any])
+        transfer.withLock { $0.requests += 1 }
         let response = try await fetcher.send(url: url, method: .GET, range: rangeHeader, ifRange: validator)
         var metadata = ResourceMetadata(
             url: url.absoluteString, contentLength: nil, contentType: response.contentType, etag: response.etag,
@@ -90,6 +91,7 @@ extension MediaLoader {
                 throw OriginFetcher.map(error, url: url, beforeResponse: false)
             }
             guard let buffer else { break }
+            transfer.withLock { $0.bytes += Int64(buffer.readableBytes) }
             try Task.checkCancellation()
             guard case .some(let target) = coordinator.target(key: key, fetchID: fetchID) else { return }
             let count = Int64(buffer.readableBytes)
@@ -161,6 +163,7 @@ extension MediaLoader {
 
     private func runValidation(key: CacheKey, url: URL, cached: ResourceMetadata) async {
         do {
+            transfer.withLock { $0.requests += 1 }
             let response = try await fetcher.send(url: url, method: .HEAD)
             var outcome = "unchanged"
             switch response.status {

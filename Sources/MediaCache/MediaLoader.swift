@@ -113,6 +113,7 @@ public final class MediaLoader: Sendable {
     let eventLog: EventLog?
     let logger: Logger
     let metricsState = Mutex(LoaderMetrics())
+    let transfer = Mutex(TransferCounters())
 
     /// Creates a loader over `store`; `eventLog` receives one JSON line per fetch, validation and request.
     public init(
@@ -171,7 +172,7 @@ public final class MediaLoader: Sendable {
         let iterator = load(LoadingRequest(url: url, cacheKey: key, requestedOffset: 0, requestedLength: 1))
             .makeAsyncIterator()
         do {
-            _ = try await iterator.next()
+            while try await iterator.next() != nil {}
         } catch OriginError.rangeNotSatisfiable(_, let length) where length == 0 {
             return ContentInformation(contentLength: 0, contentType: nil, isByteRangeAccessSupported: true)
         }
@@ -179,6 +180,10 @@ public final class MediaLoader: Sendable {
         if let metadata = coordinator.with(key, { $0.metadata }) { return ContentInformation(metadata) }
         return ContentInformation(contentLength: nil, contentType: nil, isByteRangeAccessSupported: true)
     }
+
+    /// Origin requests sent and body bytes received so far (a test driver compares them with the origin's own
+    /// counts to know that nothing is in flight).
+    public var transferCounters: TransferCounters { transfer.withLock { $0 } }
 
     /// Request outcomes and bytes delivered in this session.
     public var metrics: LoaderMetrics { metricsState.withLock { $0 } }
@@ -211,6 +216,14 @@ public final class MediaLoader: Sendable {
                 "outcome": report.outcome.rawValue, "cacheBytes": report.cacheBytes, "originBytes": report.originBytes,
             ])
     }
+}
+
+/// Requests sent to origins and body bytes received from them.
+public struct TransferCounters: Sendable, Equatable {
+    /// Requests sent (GET and HEAD).
+    public var requests = 0
+    /// Body bytes received.
+    public var bytes: Int64 = 0
 }
 
 /// One finished request, as metrics and the event log see it.

@@ -26,6 +26,9 @@ public final class MediaOriginServer: Sendable {
     private let group: MultiThreadedEventLoopGroup
     private let serverBox: ServerBox
 
+    /// Shaping timers; nil for the event loop's own.
+    let scheduler: OriginScheduler?
+
     /// The port bound on 127.0.0.1.
     public let port: Int
 
@@ -37,7 +40,10 @@ public final class MediaOriginServer: Sendable {
 
     /// Starts the origin on 127.0.0.1 (`port` 0 picks a free one). `root` serves files below it for paths not
     /// registered with `set(_:at:)`.
-    public init(port: Int = 0, root: URL? = nil, profile: NetworkProfile = .unlimited) async throws {
+    public init(
+        port: Int = 0, root: URL? = nil, profile: NetworkProfile = .unlimited, scheduler: OriginScheduler? = nil
+    ) async throws {
+        self.scheduler = scheduler
         // Its own thread: a busy origin must not starve the clients it serves in the same process.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         self.group = group

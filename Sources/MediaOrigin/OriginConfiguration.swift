@@ -127,3 +127,10 @@ public struct OriginRequestRecord: Sendable, Equatable {
     /// Body bytes sent (counted as they are written).
     public var bodyBytes: Int
 }
+
+/// Runs work after a delay; the origin's latency and bandwidth shaping use it, so tests can drive them with
+/// virtual time. Without one, the event loop's timers are used.
+public protocol OriginScheduler: Sendable {
+    /// Runs `work` once `delay` seconds have passed on this scheduler's clock.
+    func schedule(after delay: Double, _ work: @escaping @Sendable () -> Void)
+}

@@ -116,7 +116,11 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
             dropAfter: faults.dropAfterBytes, stallAfter: faults.stallAfterBytes, keepAlive: request.isKeepAlive)
         self.sender = sender
         if profile.latency > 0 {
-            loop.scheduleTask(in: .nanoseconds(Int64(profile.latency * 1e9))) { sender.start(head: responseHead) }
+            if let scheduler = server.scheduler {
+                scheduler.schedule(after: profile.latency) { loop.execute { sender.start(head: responseHead) } }
+            } else {
+                loop.scheduleTask(in: .nanoseconds(Int64(profile.latency * 1e9))) { sender.start(head: responseHead) }
+            }
         } else {
             sender.start(head: responseHead)
         }
@@ -250,7 +254,12 @@ final class BodySender: @unchecked Sendable {
             let delay = Double(size) / Double(rate)
             write.whenComplete { result in
                 guard case .success = result else { return self.end() }
-                self.context.eventLoop.scheduleTask(in: .nanoseconds(Int64(delay * 1e9))) { self.sendNext() }
+                if let scheduler = self.server.scheduler {
+                    let loop = self.context.eventLoop
+                    scheduler.schedule(after: delay) { loop.execute { self.sendNext() } }
+                } else {
+                    self.context.eventLoop.scheduleTask(in: .nanoseconds(Int64(delay * 1e9))) { self.sendNext() }
+                }
             }
         } else {
             // Scheduled, not called: completed writes would otherwise recurse once per chunk.

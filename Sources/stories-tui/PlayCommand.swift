@@ -1,31 +1,111 @@
 import ArgumentParser
 import Foundation
 import MediaCache
+import MediaOrigin
+import StoryPlayer
 
 /// `stories-tui [play] PLAYLIST`: plays a playlist of video stories.
 struct PlayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "play", abstract: "Play a playlist of video stories (the default command).")
+        commandName: "play", abstract: "Play a playlist of video stories (the default command).",
+        discussion: """
+            Relative story URLs are served from the playlist's folder by a built-in origin over a simulated
+            network (--network: \(NetworkProfile.named.map { "\($0.name) = \($0.summary)" }.joined(separator: ", "));
+            default 4g), so a first pass shows loading and cache misses and a second pass plays from the cache.
+            With --headless, one JSON object per line per event: story_start, first_frame (startupMs, cache),
+            stall, stall_end, story_end (playCount, stalls, stallMs), skipped, error, playlist_end.
+            """)
 
     @Argument(help: "The playlist JSON file.") var playlist: String
     @Flag(help: "Run without the terminal UI, printing one JSON event per line.") var headless = false
-    @Option(help: "Playback speed multiplier.") var speed: Double = 1
-    @Option(help: "Simulated network for relative URLs.") var network: String?
+    @Option(help: "Playback speed multiplier (e.g. 4 plays four times faster).") var speed: Double = 1
+    @Option(help: ArgumentHelp("Simulated network for relative URLs: 3g, 4g, wifi or lan.", valueName: "PROFILE"))
+    var network: String?
     @Flag(help: "Do not preload the next stories.") var noPreload = false
     @Flag(help: "Show stories that reached their maxViews too.") var all = false
     @OptionGroup var cache: CacheDirOption
 
     func run() async throws {
         try await reportingFailures {
-            let url = URL(fileURLWithPath: playlist)
-            guard FileManager.default.fileExists(atPath: url.path) else {
-                throw CLIFailure(message: "\(playlist): no such file (pass the path of a playlist JSON file)", exitCode: 2)
+            guard speed > 0, speed.isFinite, speed <= 1000 else {
+                throw CLIFailure(message: "--speed: must be a number above 0 and at most 1000, got \(speed)", exitCode: 2)
+            }
+            let profileName = network ?? "4g"
+            guard let profile = NetworkProfile.named(profileName) else {
+                throw CLIFailure(
+                    message: "--network: unknown profile '\(profileName)' (use \(NetworkProfile.named.map(\.name).joined(separator: ", ")))",
+                    exitCode: 2)
+            }
+            let list: Playlist
+            do {
+                list = try PlaylistParser.load(path: playlist)
+            } catch {
+                throw CLIFailure(message: "\(error)", exitCode: 2)
             }
             let store = try cache.openStore()
-            let stats = try store.stats()
-            print("playlist \(playlist)")
-            print("cache \(stats.directory): \(stats.entries) entries, \(ByteFormat.string(stats.storedBytes)) stored")
-            try store.close()
+            let origin = list.hasLocalStories ? try await MediaOriginServer(root: list.folder, profile: profile) : nil
+            let loader = MediaLoader(store: store, logger: CLILogging.logger())
+            let session = StorySession(
+                playlist: list, loader: loader, resolve: Self.resolver(base: origin?.baseURL),
+                clock: RealPlaybackClock(speed: speed), showAll: all)
+            let work = Task {
+                if headless {
+                    try await session.runHeadless { event in
+                        FileHandle.standardOutput.write(Data((event.jsonLine + "\n").utf8))
+                    }
+                } else {
+                    try await session.runHeadless { event in TextReporter.print(event, playlist: list) }
+                }
+            }
+            let signals = SignalWatcher { work.cancel() }
+            let result = await work.result
+            signals.stop()
+            await loader.shutdown()
+            try? store.close()
+            await origin?.shutdown()
+            if case .failure(let error) = result, !(error is CancellationError) {
+                throw CLIFailure(message: "\(error)", exitCode: 1)
+            }
         }
+    }
+
+    /// Maps stories to URLs: remote ones as they are, local ones through the built-in origin under a key that
+    /// does not depend on its port.
+    static func resolver(base: URL?) -> @Sendable (Story) -> ResolvedSource {
+        { story in
+            switch story.source {
+            case .remote(let url):
+                return ResolvedSource(url: url, key: CacheKey(url: url))
+            case .local(let path, let file):
+                let url = (base ?? URL(fileURLWithPath: "/")).appendingPathComponent(path)
+                return ResolvedSource(url: url, key: CacheKey(custom: "local-file\n\(file.standardizedFileURL.path)"))
+            }
+        }
+    }
+}
+
+/// Human-readable progress lines for `play` without `--headless`.
+enum TextReporter {
+    static func print(_ event: PlayerEvent, playlist: Playlist) {
+        let line: String
+        switch event {
+        case .storyStart(let index, _, let title, _):
+            line = "▶ [\(index + 1)/\(playlist.stories.count)] \(title)"
+        case .skipped(let index, _, let plays, let maxViews):
+            line = "· [\(index + 1)/\(playlist.stories.count)] \(playlist.stories[index].title): skipped (seen \(plays) of \(maxViews) times)"
+        case .firstFrame(_, let startupMs, let cache, let duration):
+            line = "  first frame after \(startupMs) ms · \(cache.rawValue) · \(String(format: "%.1f", duration)) s"
+        case .stall(_, let positionMs):
+            line = "  stalled at \(String(format: "%.1f", Double(positionMs) / 1000)) s"
+        case .stallEnd(_, let durationMs):
+            line = "  resumed after \(durationMs) ms"
+        case .storyEnd(_, let playCount, let stalls, let stallMs, let completed):
+            line = "  \(completed ? "finished" : "stopped") · played \(playCount)× · \(stalls) stall\(stalls == 1 ? "" : "s") (\(stallMs) ms)"
+        case .failed(_, let message):
+            line = "  error: \(message)"
+        case .playlistEnd(let played, let skipped):
+            line = "done: \(played) played, \(skipped) skipped"
+        }
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 }

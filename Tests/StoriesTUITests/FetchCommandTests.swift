@@ -114,3 +114,54 @@ import Testing
         await origin.shutdown()
     }
 }
+
+/// `stories-tui play --headless` on the bundled demo.
+@Suite struct HeadlessPlayTests {
+    static var playlistPath: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("assets/playlist.json").path
+    }
+
+    private func events(_ result: CLIResult) throws -> [[String: Any]] {
+        try result.text.split(separator: "\n").map { line in
+            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+        }
+    }
+
+    @Test func theBundledPlaylistPlaysHeadlessThenFromTheCache() throws {
+        let cache = ScratchDirectory()
+        defer { cache.cleanup() }
+        let arguments = ["play", Self.playlistPath, "--headless", "--speed", "25", "--network", "lan", "--cache-dir", cache.path]
+        let first = try CLI.run(arguments)
+        #expect(first.status == 0, "\(first.stderr)")
+        let firstEvents = try events(first)
+        let kinds = firstEvents.compactMap { $0["event"] as? String }
+        #expect(kinds.first == "story_start")
+        #expect(kinds.last == "playlist_end")
+        #expect(kinds.filter { $0 == "first_frame" }.count == 4)
+        #expect(kinds.filter { $0 == "story_end" }.count == 4)
+        let frames = firstEvents.filter { $0["event"] as? String == "first_frame" }
+        #expect(frames.allSatisfy { $0["cache"] as? String == "MISS" && ($0["startupMs"] as? Int) != nil })
+        // Second run: everything from the cache; the first story (maxViews 3) is still shown.
+        let second = try CLI.run(arguments)
+        let secondFrames = try events(second).filter { $0["event"] as? String == "first_frame" }
+        #expect(secondFrames.count == 4)
+        #expect(secondFrames.allSatisfy { $0["cache"] as? String == "HIT" })
+        let ends = try events(second).filter { $0["event"] as? String == "story_end" }
+        #expect(ends.first?["playCount"] as? Int == 2)
+    }
+
+    @Test(arguments: [
+        (["play", "/nonexistent.json"], "/nonexistent.json: no such file"),
+        (["play", playlistPath, "--network", "5g"], "--network: unknown profile '5g' (use 3g, 4g, wifi, lan)"),
+        (["play", playlistPath, "--speed", "0"], "--speed: must be a number above 0"),
+    ])
+    func badPlayInputExits2(arguments: [String], message: String) throws {
+        let cache = ScratchDirectory()
+        defer { cache.cleanup() }
+        let result = try CLI.run(arguments + ["--headless", "--cache-dir", cache.path])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains(message), "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1)
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import Synchronization
+
+/// Time for playback: seconds since the clock started, and sleeping until a deadline.
+public protocol PlaybackClock: Sendable {
+    /// Seconds since the clock started.
+    var now: Double { get }
+    /// Suspends until `now >= deadline` (or the task is cancelled).
+    func sleep(until deadline: Double) async throws
+}
+
+/// Wall-clock time multiplied by `speed` (2 plays twice as fast).
+public struct RealPlaybackClock: PlaybackClock {
+    private let start = ContinuousClock.now
+    /// The speed multiplier.
+    public let speed: Double
+
+    /// A clock running at `speed` times real time.
+    public init(speed: Double = 1) { self.speed = speed > 0 ? speed : 1 }
+
+    public var now: Double {
+        let elapsed = ContinuousClock.now - start
+        return (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) * speed
+    }
+
+    public func sleep(until deadline: Double) async throws {
+        let remaining = (deadline - now) / speed
+        if remaining > 0 { try await Task.sleep(for: .nanoseconds(Int64(remaining * 1e9))) }
+    }
+}
+
+/// Time that only moves when told to: tests advance it, so they never wait on real time.
+public final class VirtualClock: PlaybackClock {
+    private struct Sleeper {
+        var deadline: Double
+        var resume: @Sendable () -> Void
+    }
+
+    private let state = Mutex<(now: Double, sleepers: [Int: Sleeper], nextID: Int)>((0, [:], 0))
+
+    /// A clock at time 0.
+    public init() {}
+
+    public var now: Double { state.withLock { $0.now } }
+
+    /// The earliest pending deadline, if anything sleeps.
+    public var nextDeadline: Double? { state.withLock { $0.sleepers.values.map(\.deadline).min() } }
+
+    /// Runs `work` once the clock reaches `now + delay` (used for the origin's shaping in tests).
+    public func schedule(after delay: Double, _ work: @escaping @Sendable () -> Void) {
+        let due = state.withLock { s -> Bool in
+            let deadline = s.now + Swift.max(0, delay)
+            if deadline <= s.now { return true }
+            s.nextID += 1
+            s.sleepers[s.nextID] = Sleeper(deadline: deadline, resume: work)
+            return false
+        }
+        if due { work() }
+    }
+
+    public func sleep(until deadline: Double) async throws {
+        let id = state.withLock { s -> Int in
+            s.nextID += 1
+            return s.nextID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let due = state.withLock { s -> Bool in
+                    if deadline <= s.now || Task.isCancelled { return true }
+                    s.sleepers[id] = Sleeper(deadline: deadline, resume: { continuation.resume() })
+                    return false
+                }
+                if due { continuation.resume() }
+            }
+        } onCancel: {
+            let sleeper = state.withLock { $0.sleepers.removeValue(forKey: id) }
+            sleeper?.resume()
+        }
+        try Task.checkCancellation()
+    }
+
+    /// Moves time to `deadline` and wakes everything due by then, earliest first.
+    public func advance(to deadline: Double) {
+        let due = state.withLock { s -> [Sleeper] in
+            s.now = Swift.max(s.now, deadline)
+            let ready = s.sleepers.filter { $0.value.deadline <= s.now }.sorted { $0.value.deadline < $1.value.deadline }
+            for (id, _) in ready { s.sleepers.removeValue(forKey: id) }
+            return ready.map(\.value)
+        }
+        for sleeper in due { sleeper.resume() }
+    }
+
+    /// Moves time by `seconds`.
+    public func advance(by seconds: Double) { advance(to: now + seconds) }
+}

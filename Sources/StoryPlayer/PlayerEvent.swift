@@ -1,0 +1,63 @@
+import Foundation
+
+/// How much of a story's video was cached when it started.
+public enum CacheState: String, Sendable, Codable {
+    /// Every byte.
+    case hit = "HIT"
+    /// Some bytes.
+    case partial = "PARTIAL"
+    /// None.
+    case miss = "MISS"
+    /// Not every byte, and the origin cannot be reached.
+    case offline = "OFFLINE"
+}
+
+/// What the player and navigator report, one JSON line each in headless mode.
+public enum PlayerEvent: Sendable, Equatable {
+    /// A story begins loading.
+    case storyStart(index: Int, id: String, title: String, url: String)
+    /// A story was skipped (it reached maxViews).
+    case skipped(index: Int, id: String, plays: Int, maxViews: Int)
+    /// The first frame could be shown.
+    case firstFrame(id: String, startupMs: Int, cache: CacheState, duration: Double)
+    /// Playback ran out of data.
+    case stall(id: String, positionMs: Int)
+    /// Playback resumed after a stall.
+    case stallEnd(id: String, durationMs: Int)
+    /// A story played to its end (or was left).
+    case storyEnd(id: String, playCount: Int, stalls: Int, stallMs: Int, completed: Bool)
+    /// A story could not play.
+    case failed(id: String, message: String)
+    /// Every eligible story was shown.
+    case playlistEnd(played: Int, skipped: Int)
+
+    /// The event as a JSON object with an `event` field.
+    public var json: [String: Any] {
+        switch self {
+        case .storyStart(let index, let id, let title, let url):
+            return ["event": "story_start", "index": index, "id": id, "title": title, "url": url]
+        case .skipped(let index, let id, let plays, let maxViews):
+            return ["event": "skipped", "index": index, "id": id, "plays": plays, "maxViews": maxViews, "reason": "maxViews"]
+        case .firstFrame(let id, let startupMs, let cache, let duration):
+            return ["event": "first_frame", "id": id, "startupMs": startupMs, "cache": cache.rawValue, "duration": duration]
+        case .stall(let id, let positionMs):
+            return ["event": "stall", "id": id, "positionMs": positionMs]
+        case .stallEnd(let id, let durationMs):
+            return ["event": "stall_end", "id": id, "durationMs": durationMs]
+        case .storyEnd(let id, let playCount, let stalls, let stallMs, let completed):
+            return ["event": "story_end", "id": id, "playCount": playCount, "stalls": stalls, "stallMs": stallMs,
+                    "completed": completed]
+        case .failed(let id, let message):
+            return ["event": "error", "id": id, "message": message]
+        case .playlistEnd(let played, let skipped):
+            return ["event": "playlist_end", "played": played, "skipped": skipped]
+        }
+    }
+
+    /// One line of JSON.
+    public var jsonLine: String {
+        guard let data = try? JSONSerialization.data(withJSONObject: json, options: [.sortedKeys, .withoutEscapingSlashes])
+        else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

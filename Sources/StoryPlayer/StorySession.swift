@@ -1,0 +1,109 @@
+import Foundation
+import MediaCache
+
+/// How a story's video is reached: the URL to load and the key its bytes are cached under.
+public struct ResolvedSource: Sendable {
+    /// The URL the loader fetches.
+    public var url: URL
+    /// A stable cache key (local files are served from a port that changes between runs).
+    public var key: CacheKey
+
+    /// Creates a resolved source.
+    public init(url: URL, key: CacheKey) {
+        self.url = url
+        self.key = key
+    }
+}
+
+/// Runs a playlist: navigation, players, play counts persisted in the cache index.
+public final class StorySession: Sendable {
+    /// The playlist.
+    public let playlist: Playlist
+    let loader: MediaLoader
+    let resolve: @Sendable (Story) -> ResolvedSource
+    let clock: PlaybackClock
+    let configuration: PlayerConfiguration
+    let showAll: Bool
+
+    /// A session over `playlist`; `resolve` maps stories to URLs and keys.
+    public init(
+        playlist: Playlist, loader: MediaLoader, resolve: @escaping @Sendable (Story) -> ResolvedSource,
+        clock: PlaybackClock, configuration: PlayerConfiguration = PlayerConfiguration(), showAll: Bool = false
+    ) {
+        self.playlist = playlist
+        self.loader = loader
+        self.resolve = resolve
+        self.clock = clock
+        self.configuration = configuration
+        self.showAll = showAll
+    }
+
+    /// The key a story's play count is stored under.
+    public static func playKey(_ story: Story) -> CacheKey {
+        CacheKey(custom: "story-play\n\(story.id)\n\(story.urlText)")
+    }
+
+    /// Play counts of every story, read from the cache index.
+    public func loadPlayCounts() throws -> [String: Int] {
+        let counts = try loader.store.playCounts()
+        var result: [String: Int] = [:]
+        for story in playlist.stories { result[story.id] = counts[Self.playKey(story)] ?? 0 }
+        return result
+    }
+
+    /// A new navigator with the persisted play counts.
+    public func makeNavigator() throws -> StoryNavigator {
+        StoryNavigator(stories: playlist.stories, playCounts: try loadPlayCounts(), showAll: showAll)
+    }
+
+    /// A player for story `index` that counts a play (in the index and in `navigator`) at its first frame.
+    public func makePlayer(for index: Int, onEvent: @escaping @Sendable (PlayerEvent) -> Void) -> PlayerStub {
+        let story = playlist.stories[index]
+        let source = resolve(story)
+        let store = loader.store
+        return PlayerStub(
+            loader: loader, url: source.url, cacheKey: source.key, storyID: story.id, clock: clock,
+            configuration: configuration, fallbackDuration: story.duration,
+            onEvent: { event in
+                if case .firstFrame = event { _ = try? store.recordPlay(key: Self.playKey(story)) }
+                onEvent(event)
+            })
+    }
+
+    /// Plays every eligible story in order (auto-advance), reporting events; returns how many played.
+    @discardableResult
+    public func runHeadless(emit: @escaping @Sendable (PlayerEvent) -> Void) async throws -> Int {
+        var navigator = try makeNavigator()
+        var played = 0
+        var skipped = 0
+        var previous = -1
+        var current = navigator.start()
+        while let index = current {
+            try Task.checkCancellation()
+            for i in navigator.skipped(after: previous, before: index) {
+                let story = playlist.stories[i]
+                emit(.skipped(index: i, id: story.id, plays: navigator.plays(i), maxViews: story.maxViews ?? 0))
+                skipped += 1
+            }
+            let story = playlist.stories[index]
+            let source = resolve(story)
+            emit(.storyStart(index: index, id: story.id, title: story.title, url: source.url.absoluteString))
+            let player = makePlayer(for: index, onEvent: emit)
+            let status = await player.run()
+            if status.startupMs != nil { navigator.recordPlay() }
+            emit(.storyEnd(
+                id: story.id, playCount: navigator.plays(index), stalls: status.stalls,
+                stallMs: Int((status.stallSeconds * 1000).rounded()), completed: status.state == .finished))
+            if status.state == .finished { played += 1 }
+            previous = index
+            current = navigator.next()
+        }
+        for i in navigator.skipped(after: previous, before: nil) {
+            let story = playlist.stories[i]
+            emit(.skipped(index: i, id: story.id, plays: navigator.plays(i), maxViews: story.maxViews ?? 0))
+            skipped += 1
+        }
+        emit(.playlistEnd(played: played, skipped: skipped))
+        return played
+    }
+}

@@ -1,0 +1,24 @@
+import Dispatch
+import Foundation
+
+/// Calls `handler` once on SIGINT or SIGTERM (instead of the default immediate exit), so work can stop cleanly.
+final class SignalWatcher: @unchecked Sendable {
+    private let sources: [DispatchSourceSignal]
+
+    init(handler: @escaping @Sendable () -> Void) {
+        sources = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler(handler: handler)
+            source.resume()
+            return source
+        }
+    }
+
+    /// Restores the default handlers.
+    func stop() {
+        for source in sources { source.cancel() }
+        signal(SIGINT, SIG_DFL)
+        signal(SIGTERM, SIG_DFL)
+    }
+}

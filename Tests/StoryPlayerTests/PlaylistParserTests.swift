@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+
+@testable import StoryPlayer
+
+@Suite struct PlaylistParserTests {
+    private let file = URL(fileURLWithPath: "/demo/playlist.json")
+
+    private func parse(_ text: String) throws(PlaylistError) -> Playlist {
+        try PlaylistParser.parse(Data(text.utf8), name: "playlist.json", file: file)
+    }
+
+    @Test func aValidPlaylistResolvesRelativeURLs() throws {
+        let playlist = try parse("""
+            { "title": "Lunch stories", "stories": [
+              { "id": "intro", "title": "Welcome", "url": "videos/intro.mp4", "maxViews": 3 },
+              { "id": "tikka", "url": "https://cdn.example.com/tikka.mp4", "duration": 15 } ] }
+            """)
+        #expect(playlist.title == "Lunch stories")
+        #expect(playlist.stories.map(\.id) == ["intro", "tikka"])
+        #expect(playlist.stories[0].source == .local(path: "videos/intro.mp4", file: URL(fileURLWithPath: "/demo/videos/intro.mp4")))
+        #expect(playlist.stories[0].maxViews == 3)
+        #expect(playlist.stories[1].title == "tikka")
+        #expect(playlist.stories[1].duration == 15)
+        #expect(playlist.stories[1].source == .remote(URL(string: "https://cdn.example.com/tikka.mp4")!))
+        #expect(playlist.hasLocalStories)
+    }
+
+    static let malformed: [(String, String)] = [
+        ("", "playlist.json: is not valid JSON"),
+        ("not json", "playlist.json: is not valid JSON"),
+        ("[1, 2]", "playlist.json: must be a JSON object with \"title\" and \"stories\", found a list"),
+        (#"{"title": "x"}"#, "playlist.json: stories: is missing (add a list of stories)"),
+        (#"{"stories": {}}"#, "playlist.json: stories: must be a list, found an object"),
+        (#"{"stories": []}"#, "playlist.json: stories: is empty (add at least one story)"),
+        (#"{"title": 5, "stories": [{"id": "a", "url": "a.mp4"}]}"#, "playlist.json: title: must be a string, found a number"),
+        (#"{"stories": ["a.mp4"]}"#, "playlist.json: stories[0]: must be an object, found a string"),
+        (#"{"stories": [{"url": "a.mp4"}]}"#, "playlist.json: stories[0].id: is missing (give each story an id)"),
+        (#"{"stories": [{"id": 7, "url": "a.mp4"}]}"#, "playlist.json: stories[0].id: must be a string, found a number"),
+        (#"{"stories": [{"id": "a", "url": "a.mp4"}, {"id": "a", "url": "b.mp4"}]}"#,
+         "playlist.json: stories[1] (\"a\").id: duplicates stories[0]'s id (ids must be unique)"),
+        (#"{"stories": [{"id": "a"}]}"#, "playlist.json: stories[0] (\"a\").url: is missing (add the video's URL)"),
+        (#"{"stories": [{"id": "a", "url": ""}]}"#,
+         "playlist.json: stories[0] (\"a\").url: is empty (use an http(s) URL or a path relative to the playlist)"),
+        (#"{"stories": [{"id": "a", "url": "ftp://x/a.mp4"}]}"#,
+         "playlist.json: stories[0] (\"a\").url: unsupported scheme 'ftp' (use http, https or a relative path)"),
+        (#"{"stories": [{"id": "a", "url": "http://"}]}"#, "playlist.json: stories[0] (\"a\").url: 'http://' is not a valid URL"),
+        (#"{"stories": [{"id": "a", "url": "../secret.mp4"}]}"#,
+         "playlist.json: stories[0] (\"a\").url: '../secret.mp4' points outside the playlist's folder"),
+        (#"{"stories": [{"id": "a", "url": "/etc/a.mp4"}]}"#,
+         "playlist.json: stories[0] (\"a\").url: '/etc/a.mp4' is an absolute path (use a path relative to the playlist's folder)"),
+        (#"{"stories": [{"id": "a", "url": "a.mp4", "maxViews": 0}]}"#,
+         "playlist.json: stories[0] (\"a\").maxViews: must be at least 1, found 0"),
+        (#"{"stories": [{"id": "a", "url": "a.mp4", "maxViews": 2.5}]}"#,
+         "playlist.json: stories[0] (\"a\").maxViews: must be a whole number, found 2.5"),
+        (#"{"stories": [{"id": "a", "url": "a.mp4", "maxViews": "3"}]}"#,
+         "playlist.json: stories[0] (\"a\").maxViews: must be a whole number, found a string"),
+        (#"{"stories": [{"id": "a", "url": "a.mp4", "duration": -4}]}"#,
+         "playlist.json: stories[0] (\"a\").duration: must be more than 0 seconds, found -4"),
+        (#"{"stories": [{"id": "a", "url": "a.mp4", "duration": true}]}"#,
+         "playlist.json: stories[0] (\"a\").duration: must be a number of seconds, found a boolean"),
+    ]
+
+    @Test(arguments: malformed)
+    func malformedPlaylistsGetTheirOwnMessage(text: String, expected: String) {
+        do {
+            _ = try parse(text)
+            Issue.record("accepted: \(text)")
+        } catch {
+            #expect(error.description.hasPrefix(expected), "got: \(error.description)")
+            #expect(!error.description.contains("\n"))
+        }
+    }
+
+    @Test func invalidUTF8AndMissingFilesAreNamed() throws {
+        do {
+            _ = try PlaylistParser.parse(Data([0x7b, 0xff, 0xfe, 0x7d]), name: "p.json", file: file)
+            Issue.record("accepted invalid UTF-8")
+        } catch {
+            #expect(error.description == "p.json: is not valid UTF-8 text (save it as UTF-8)")
+        }
+        do {
+            _ = try PlaylistParser.load(path: "/nonexistent/playlist.json")
+            Issue.record("loaded a missing file")
+        } catch {
+            #expect(error.description == "/nonexistent/playlist.json: no such file (pass the path of a playlist JSON file)")
+        }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pl-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("list.json").path
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(#"{"stories":[{"id":"a","url":"gone.mp4"}]}"#.utf8)))
+        do {
+            _ = try PlaylistParser.load(path: path)
+            Issue.record("accepted a missing video")
+        } catch {
+            #expect(error.description.hasPrefix("\(path): stories[0] (\"a\").url: 'gone.mp4' does not exist next to the playlist"))
+        }
+    }
+
+    @Test func theBundledPlaylistIsValid() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let playlist = try PlaylistParser.load(path: root.appendingPathComponent("assets/playlist.json").path)
+        #expect(playlist.stories.count >= 3)
+        #expect(playlist.stories.allSatisfy { if case .local = $0.source { true } else { false } })
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import MediaCache
+import MediaOrigin
+import Synchronization
+
+@testable import StoryPlayer
+
+extension VirtualClock: OriginScheduler {}
+
+/// An origin, a cache and a loader whose only clock is virtual: the origin's latency and bandwidth shaping and
+/// the player's ticks all run on `clock`, which moves only when nothing is in flight (every request the loader
+/// sent has reached the origin, every byte the origin sent has been written). Results are in virtual time and do
+/// not depend on how busy the machine is.
+final class Simulation: @unchecked Sendable {
+    let clock = VirtualClock()
+    let origin: MediaOriginServer
+    let directory: URL
+    var store: CacheStore
+    var loader: MediaLoader
+
+    init(profile: NetworkProfile, directory: URL? = nil) async throws {
+        origin = try await MediaOriginServer(profile: profile, scheduler: clock)
+        self.directory = directory
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID().uuidString)")
+        var configuration = CacheConfiguration()
+        configuration.minimumFreeDiskBytes = 0
+        store = try CacheStore(directory: self.directory, configuration: configuration)
+        loader = MediaLoader(store: store)
+    }
+
+    /// A fresh store and loader on the same directory (a new run of the program); the origin's counters restart
+    /// with the loader's.
+    func restart() async throws {
+        await loader.shutdown()
+        try store.close()
+        await origin.resetCounters()
+        var configuration = CacheConfiguration()
+        configuration.minimumFreeDiskBytes = 0
+        store = try CacheStore(directory: directory, configuration: configuration)
+        loader = MediaLoader(store: store)
+    }
+
+    /// Runs `work`, advancing virtual time whenever the system is quiet, until it returns.
+    func run<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
+        let done = Mutex(false)
+        let task = Task {
+            defer { done.withLock { $0 = true } }
+            return try await work()
+        }
+        let realDeadline = ContinuousClock.now + .seconds(120)
+        while !done.withLock({ $0 }) {
+            guard ContinuousClock.now < realDeadline else {
+                task.cancel()
+                break
+            }
+            await settle()
+            if done.withLock({ $0 }) { break }
+            if let next = clock.nextDeadline {
+                clock.advance(to: next)
+            }
+        }
+        return try await task.value
+    }
+
+    /// Waits until nothing is in flight between loader and origin: every request the loader sent has reached the
+    /// origin and every byte sent has been received, or (when the client cancelled a response, whose last bytes
+    /// the origin counts but nobody reads) the counters have stopped moving.
+    private func settle() async {
+        let deadline = ContinuousClock.now + .seconds(5)
+        var quietRounds = 0
+        var previous: (Int, Int64, Int, Int)?
+        while ContinuousClock.now < deadline {
+            let counters = loader.transferCounters
+            let current = (counters.requests, counters.bytes, origin.requests.count, origin.bodyBytesSent)
+            let requestsArrived = current.0 == current.2
+            let balanced = requestsArrived && current.1 == Int64(current.3)
+            let unchanged = previous.map { $0 == current } ?? false
+            quietRounds = (balanced || (requestsArrived && unchanged)) ? quietRounds + 1 : 0
+            if quietRounds >= (balanced ? 4 : 10) { return }
+            previous = current
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+    }
+
+    func close() async {
+        await loader.shutdown()
+        try? store.close()
+        await origin.shutdown()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+/// Collects events from any task.
+final class EventRecorder: Sendable {
+    private let events = Mutex<[PlayerEvent]>([])
+    var all: [PlayerEvent] { events.withLock { $0 } }
+    var handler: @Sendable (PlayerEvent) -> Void { { event in self.events.withLock { $0.append(event) } } }
+}
