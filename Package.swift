@@ -36,6 +36,16 @@ let package = Package(
             ]
         ),
         .target(
+            name: "MediaProxy",
+            dependencies: [
+                "MediaCache",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
             name: "StoryPlayer",
             dependencies: ["MediaCache"]
         ),
@@ -45,6 +55,7 @@ let package = Package(
                 "MediaCache",
                 "MediaOrigin",
                 "StoryPlayer",
+                "MediaProxy",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -61,6 +72,14 @@ let package = Package(
         .testTarget(
             name: "StoryPlayerTests",
             dependencies: ["StoryPlayer", "MediaCache", "MediaOrigin"]
+        ),
+        .testTarget(
+            name: "MediaProxyTests",
+            dependencies: [
+                "MediaProxy", "MediaCache", "MediaOrigin",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "StoriesTUITests",

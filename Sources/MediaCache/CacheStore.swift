@@ -129,6 +129,19 @@ public final class CacheStore: Sendable {
         }.sorted { ($0.lastAccess, $0.key) > ($1.lastAccess, $1.key) }
     }
 
+    /// An open read-only descriptor of a completely cached resource's data file (the caller closes it), for
+    /// zero-copy sending; nil unless every byte is cached. Eviction renames the file, so an open descriptor stays
+    /// valid while it is read.
+    public func openCompleteFile(for key: CacheKey) -> (descriptor: Int32, length: Int64)? {
+        state.withLock { s in
+            guard let entry = s.entries[key], entry.info.state == .complete,
+                let length = entry.info.metadata.contentLength
+            else { return nil }
+            let fd = open(path(for: entry), O_RDONLY | O_CLOEXEC)
+            return fd >= 0 ? (fd, length) : nil
+        }
+    }
+
     /// The ranges of `key` that can be read now (empty when not cached).
     public func availableRanges(for key: CacheKey) -> ByteRangeSet {
         state.withLock { s in s.entries[key]?.written ?? ByteRangeSet() }

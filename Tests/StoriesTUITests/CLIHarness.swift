@@ -20,8 +20,18 @@ enum CLI {
         throw CLIError("stories-tui binary not found next to the test bundle (\(candidates.map(\.path)))")
     }
 
-    /// Runs the binary with `arguments` and waits for it to exit, reading both pipes while it runs.
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> CLIResult {
+    /// Runs the binary with `arguments` and waits for it to exit, off the cooperative thread pool (a blocked
+    /// pool thread would starve in-process servers the child talks to).
+    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> CLIResult {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try runBlocking(arguments, environment: environment) })
+            }
+        }
+    }
+
+    /// Runs the binary and waits for it, reading both pipes while it runs.
+    static func runBlocking(_ arguments: [String], environment: [String: String]) throws -> CLIResult {
         let process = Process()
         process.executableURL = try binary()
         process.arguments = arguments

@@ -11,22 +11,22 @@ import Testing
         let bytes = sampleBytes(700_000)
         origin.set(OriginResource(bytes: bytes), at: "/v.mp4")
         let url = origin.url("v.mp4").absoluteString
-        func fetch(_ extra: [String] = []) throws -> CLIResult {
-            try CLI.run(["fetch", url, "--cache-dir", cache.path] + extra)
+        func fetch(_ extra: [String] = []) async throws -> CLIResult {
+            try await CLI.run(["fetch", url, "--cache-dir", cache.path] + extra)
         }
         // Cold, then a range, then the gap-filling whole read, then a replay.
-        var result = try fetch(["--range", "100000-199999"])
+        var result = try await fetch(["--range", "100000-199999"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout == Data(bytes[100_000...199_999]))
-        result = try fetch(["--range", "500000-"])
+        result = try await fetch(["--range", "500000-"])
         #expect(result.stdout == Data(bytes[500_000...]))
-        result = try fetch(["--range=-1000"])
+        result = try await fetch(["--range=-1000"])
         #expect(result.stdout == Data(bytes[(bytes.count - 1000)...]))
-        result = try fetch()
+        result = try await fetch()
         #expect(result.stdout == Data(bytes))
         await origin.resetCounters()
         let output = cache.url.appendingPathComponent("out.mp4").path
-        result = try fetch(["--output", output])
+        result = try await fetch(["--output", output])
         #expect(result.status == 0)
         #expect(FileManager.default.contents(atPath: output) == Data(bytes))
         #expect(origin.bodyBytesSent == 0)
@@ -36,19 +36,19 @@ import Testing
         faults.ignoreRange = true
         origin.setFaults(faults)
         origin.set(OriginResource(bytes: bytes), at: "/i.mp4")
-        result = try CLI.run(["fetch", origin.url("i.mp4").absoluteString, "--range", "300000-300999", "--cache-dir", cache.path])
+        result = try await CLI.run(["fetch", origin.url("i.mp4").absoluteString, "--range", "300000-300999", "--cache-dir", cache.path])
         #expect(result.stdout == Data(bytes[300_000...300_999]))
         faults = OriginFaults()
         faults.dropAfterBytes = 120_000
         faults.dropCount = 2
         origin.setFaults(faults)
         origin.set(OriginResource(bytes: bytes), at: "/d.mp4")
-        result = try CLI.run(["fetch", origin.url("d.mp4").absoluteString, "--cache-dir", cache.path])
+        result = try await CLI.run(["fetch", origin.url("d.mp4").absoluteString, "--cache-dir", cache.path])
         #expect(result.stdout == Data(bytes), "\(result.stderr)")
         origin.setFaults(OriginFaults())
         let replaced = sampleBytes(650_000, seed: 5)
         origin.set(OriginResource(bytes: replaced), at: "/v.mp4")
-        result = try fetch()
+        result = try await fetch()
         #expect(result.stdout == Data(replaced))
         await origin.shutdown()
     }
@@ -59,9 +59,9 @@ import Testing
         defer { cache.cleanup() }
         origin.set(OriginResource(bytes: sampleBytes(300_000), etag: "\"s1\""), at: "/s.mp4")
         let url = origin.url("s.mp4").absoluteString
-        _ = try CLI.run(["fetch", url, "--range", "0-99999", "--cache-dir", cache.path])
-        _ = try CLI.run(["fetch", url, "--range", "0-99999", "--cache-dir", cache.path])
-        let ls = try CLI.run(["cache", "ls", "--json", "--cache-dir", cache.path])
+        _ = try await CLI.run(["fetch", url, "--range", "0-99999", "--cache-dir", cache.path])
+        _ = try await CLI.run(["fetch", url, "--range", "0-99999", "--cache-dir", cache.path])
+        let ls = try await CLI.run(["cache", "ls", "--json", "--cache-dir", cache.path])
         let entries = try #require(try JSONSerialization.jsonObject(with: ls.stdout) as? [[String: Any]])
         #expect(entries.count == 1)
         #expect(entries.first?["url"] as? String == url)
@@ -70,15 +70,15 @@ import Testing
         #expect(entries.first?["ranges"] as? [[Int]] == [[0, 131_072]])
         #expect(entries.first?["etag"] as? String == "\"s1\"")
         #expect(entries.first?["playCount"] as? Int == 0)
-        let stats = try CLI.run(["cache", "stats", "--json", "--cache-dir", cache.path])
+        let stats = try await CLI.run(["cache", "stats", "--json", "--cache-dir", cache.path])
         let object = try #require(try JSONSerialization.jsonObject(with: stats.stdout) as? [String: Any])
         #expect(object["entries"] as? Int == 1)
         #expect(object["storedBytes"] as? Int == 131_072)
         #expect(object["originBytes"] as? Int == 131_072)
         #expect(object["cacheHitBytes"] as? Int == 100_000)
-        let clear = try CLI.run(["cache", "clear", url, "--cache-dir", cache.path])
+        let clear = try await CLI.run(["cache", "clear", url, "--cache-dir", cache.path])
         #expect(clear.status == 0)
-        let after = try CLI.run(["cache", "ls", "--json", "--cache-dir", cache.path])
+        let after = try await CLI.run(["cache", "ls", "--json", "--cache-dir", cache.path])
         #expect(after.text.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
         await origin.shutdown()
     }
@@ -93,10 +93,10 @@ import Testing
         (["fetch", "http://127.0.0.1:9/a.mp4", "--bogus"], "Unknown option '--bogus'"),
         (["cache", "clear", "nope"], "is not a URL"),
     ])
-    func badInputGetsOneLineAndExitCode2(arguments: [String], message: String) throws {
+    func badInputGetsOneLineAndExitCode2(arguments: [String], message: String) async throws {
         let cache = ScratchDirectory()
         defer { cache.cleanup() }
-        let result = try CLI.run(arguments + ["--cache-dir", cache.path])
+        let result = try await CLI.run(arguments + ["--cache-dir", cache.path])
         #expect(result.status == 2)
         #expect(result.stderr.contains(message), "\(result.stderr)")
         #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
@@ -107,7 +107,7 @@ import Testing
         let origin = try await MediaOriginServer()
         let cache = ScratchDirectory()
         defer { cache.cleanup() }
-        let result = try CLI.run(["fetch", origin.url("missing.mp4").absoluteString, "--cache-dir", cache.path])
+        let result = try await CLI.run(["fetch", origin.url("missing.mp4").absoluteString, "--cache-dir", cache.path])
         #expect(result.status == 1)
         #expect(result.stderr.contains("origin answered 404 Not Found"), "\(result.stderr)")
         #expect(result.stdout.isEmpty)
@@ -128,11 +128,11 @@ import Testing
         }
     }
 
-    @Test func theBundledPlaylistPlaysHeadlessThenFromTheCache() throws {
+    @Test func theBundledPlaylistPlaysHeadlessThenFromTheCache() async throws {
         let cache = ScratchDirectory()
         defer { cache.cleanup() }
         let arguments = ["play", Self.playlistPath, "--headless", "--speed", "25", "--network", "lan", "--cache-dir", cache.path]
-        let first = try CLI.run(arguments)
+        let first = try await CLI.run(arguments)
         #expect(first.status == 0, "\(first.stderr)")
         let firstEvents = try events(first)
         let kinds = firstEvents.compactMap { $0["event"] as? String }
@@ -143,7 +143,7 @@ import Testing
         let frames = firstEvents.filter { $0["event"] as? String == "first_frame" }
         #expect(frames.allSatisfy { $0["cache"] as? String == "MISS" && ($0["startupMs"] as? Int) != nil })
         // Second run: everything from the cache; the first story (maxViews 3) is still shown.
-        let second = try CLI.run(arguments)
+        let second = try await CLI.run(arguments)
         let secondFrames = try events(second).filter { $0["event"] as? String == "first_frame" }
         #expect(secondFrames.count == 4)
         #expect(secondFrames.allSatisfy { $0["cache"] as? String == "HIT" })
@@ -156,10 +156,10 @@ import Testing
         (["play", playlistPath, "--network", "5g"], "--network: unknown profile '5g' (use 3g, 4g, wifi, lan)"),
         (["play", playlistPath, "--speed", "0"], "--speed: must be a number above 0"),
     ])
-    func badPlayInputExits2(arguments: [String], message: String) throws {
+    func badPlayInputExits2(arguments: [String], message: String) async throws {
         let cache = ScratchDirectory()
         defer { cache.cleanup() }
-        let result = try CLI.run(arguments + ["--headless", "--cache-dir", cache.path])
+        let result = try await CLI.run(arguments + ["--headless", "--cache-dir", cache.path])
         #expect(result.status == 2)
         #expect(result.stderr.contains(message), "\(result.stderr)")
         #expect(result.stderr.split(separator: "\n").count == 1)

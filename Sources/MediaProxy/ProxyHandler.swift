@@ -1,0 +1,168 @@
+import Foundation
+import MediaCache
+import NIOCore
+import NIOHTTP1
+
+/// One connection: parses each request and answers it from a task that streams through the loader. The HTTP
+/// pipeline handler holds later requests until the response before them has ended.
+final class ProxyHandler: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let box: ProxyBox
+    private var head: HTTPRequestHead?
+    private var task: Task<Void, Never>?
+
+    init(box: ProxyBox) { self.box = box }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let request): head = request
+        case .body: break
+        case .end:
+            guard let request = head, let server = box.get() else { return }
+            head = nil
+            let channel = context.channel
+            task = Task { await Self.respond(to: request, server: server, channel: channel) }
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        task?.cancel()
+        context.fireChannelInactive()
+    }
+
+    // MARK: - Answering
+
+    static func respond(to request: HTTPRequestHead, server: ProxyServer, channel: Channel) async {
+        let keepAlive = request.isKeepAlive
+        let isHead = request.method == .HEAD
+        let components = URLComponents(string: request.uri)
+        let segments = (components?.percentEncodedPath ?? "").split(separator: "/", omittingEmptySubsequences: false)
+        guard segments.count == 3, segments[0].isEmpty, segments[1] == server.token else {
+            return await simple(.forbidden, "forbidden: this proxy needs its token in the path\n", channel, keepAlive, head: isHead)
+        }
+        guard segments[2] == "media" else {
+            return await simple(.notFound, "not found: use \(server.baseURL)media?url=ENCODED-URL\n", channel, keepAlive, head: isHead)
+        }
+        guard request.method == .GET || request.method == .HEAD else {
+            return await simple(
+                .methodNotAllowed, "only GET and HEAD\n", channel, keepAlive, head: isHead, extra: [("Allow", "GET, HEAD")])
+        }
+        guard let text = components?.queryItems?.first(where: { $0.name == "url" })?.value, let url = URL(string: text),
+            let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil
+        else {
+            return await simple(.badRequest, "bad request: url= must be a percent-encoded http or https URL\n", channel, keepAlive, head: isHead)
+        }
+        let info: ContentInformation
+        do {
+            info = try await server.loader.contentInformation(for: url)
+        } catch {
+            return await upstreamFailure(error, channel, keepAlive, head: isHead)
+        }
+        guard let length = info.contentLength else {
+            return await simple(.badGateway, "bad gateway: \(url.absoluteString) did not declare a length\n", channel, keepAlive, head: isHead)
+        }
+        var headers = HTTPHeaders()
+        headers.add(name: "Accept-Ranges", value: "bytes")
+        headers.add(name: "Content-Type", value: info.contentType ?? "application/octet-stream")
+        if let etag = info.etag { headers.add(name: "ETag", value: etag) }
+        if let modified = info.lastModified { headers.add(name: "Last-Modified", value: modified) }
+        headers.add(name: "Connection", value: keepAlive ? "keep-alive" : "close")
+        let status: HTTPResponseStatus
+        let range: ClosedRange<Int64>?
+        switch ByteRangeRequest(header: request.headers.first(name: "range"), length: length) {
+        case .whole:
+            status = .ok
+            range = length > 0 ? 0...(length - 1) : nil
+        case .partial(let r):
+            status = .partialContent
+            range = r
+            headers.add(name: "Content-Range", value: "bytes \(r.lowerBound)-\(r.upperBound)/\(length)")
+        case .unsatisfiable:
+            headers.add(name: "Content-Range", value: "bytes */\(length)")
+            headers.replaceOrAdd(name: "Content-Length", value: "0")
+            await write(channel, .head(HTTPResponseHead(version: .http1_1, status: .rangeNotSatisfiable, headers: headers)))
+            return await end(channel, keepAlive)
+        }
+        headers.replaceOrAdd(name: "Content-Length", value: String(range.map { $0.count } ?? 0))
+        await write(channel, .head(HTTPResponseHead(version: .http1_1, status: status, headers: headers)))
+        guard request.method == .GET, let range else { return await end(channel, keepAlive) }
+        do {
+            try await sendBody(server: server, url: url, range: range, length: length, channel: channel)
+            await end(channel, keepAlive)
+        } catch {
+            // Headers are out: the only honest signal left is closing the connection early.
+            server.logger.warning("proxy: \(url.absoluteString) failed mid-body: \(error)")
+            try? await channel.close()
+        }
+    }
+
+    private static func sendBody(
+        server: ProxyServer, url: URL, range: ClosedRange<Int64>, length: Int64, channel: Channel
+    ) async throws {
+        let key = CacheKey(url: url)
+        if let file = server.loader.store.openCompleteFile(for: key), file.length == length {
+            // Every byte is on disk: hand the kernel a file region instead of copying through user space.
+            let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: file.descriptor)
+            let region = FileRegion(
+                fileHandle: handle, readerIndex: Int(range.lowerBound), endIndex: Int(range.upperBound) + 1)
+            server.loader.store.recordTraffic(key: key, origin: 0, cacheHit: Int64(range.count))
+            do {
+                try await channel.writeAndFlush(HTTPServerResponsePart.body(.fileRegion(region))).get()
+            } catch {
+                try? handle.close()
+                throw error
+            }
+            try? handle.close()
+            return
+        }
+        let request = LoadingRequest(
+            url: url, requestedOffset: range.lowerBound, requestedLength: Int64(range.count))
+        for try await chunk in server.loader.load(request) {
+            var buffer = channel.allocator.buffer(capacity: chunk.bytes.count)
+            buffer.writeBytes(chunk.bytes)
+            // Waiting for each write keeps at most one chunk queued per client (back-pressure).
+            try await channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(buffer))).get()
+        }
+    }
+
+    private static func upstreamFailure(_ error: Error, _ channel: Channel, _ keepAlive: Bool, head: Bool) async {
+        switch error {
+        case OriginError.unreachable, OriginError.timeout:
+            await simple(.gatewayTimeout, "gateway timeout: \(error)\n", channel, keepAlive, head: head)
+        case OriginError.rangeNotSatisfiable(_, let length):
+            await simple(.rangeNotSatisfiable, "\(error)\n", channel, keepAlive, head: head,
+                extra: length.map { [("Content-Range", "bytes */\($0)")] } ?? [])
+        default:
+            await simple(.badGateway, "bad gateway: \(error)\n", channel, keepAlive, head: head)
+        }
+    }
+
+    private static func simple(
+        _ status: HTTPResponseStatus, _ text: String, _ channel: Channel, _ keepAlive: Bool, head: Bool,
+        extra: [(String, String)] = []
+    ) async {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
+        headers.add(name: "Content-Length", value: String(text.utf8.count))
+        headers.add(name: "Connection", value: keepAlive ? "keep-alive" : "close")
+        for (name, value) in extra { headers.add(name: name, value: value) }
+        await write(channel, .head(HTTPResponseHead(version: .http1_1, status: status, headers: headers)))
+        if !head {
+            var buffer = channel.allocator.buffer(capacity: text.utf8.count)
+            buffer.writeString(text)
+            await write(channel, .body(.byteBuffer(buffer)))
+        }
+        await end(channel, keepAlive)
+    }
+
+    private static func write(_ channel: Channel, _ part: HTTPServerResponsePart) async {
+        try? await channel.writeAndFlush(part).get()
+    }
+
+    private static func end(_ channel: Channel, _ keepAlive: Bool) async {
+        try? await channel.writeAndFlush(HTTPServerResponsePart.end(nil)).get()
+        if !keepAlive { try? await channel.close() }
+    }
+}

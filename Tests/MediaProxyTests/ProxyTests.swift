@@ -1,0 +1,225 @@
+import AsyncHTTPClient
+import Foundation
+import MediaCache
+import MediaOrigin
+import MediaProxy
+import NIOCore
+import NIOHTTP1
+import Testing
+
+/// A proxy over a loader over a store, and an origin behind it.
+final class ProxyHarness {
+    let origin: MediaOriginServer
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("proxy-\(UUID().uuidString)")
+    var store: CacheStore
+    var loader: MediaLoader
+    var proxy: ProxyServer
+
+    init() async throws {
+        origin = try await MediaOriginServer()
+        var configuration = CacheConfiguration()
+        configuration.minimumFreeDiskBytes = 0
+        store = try CacheStore(directory: directory, configuration: configuration)
+        loader = MediaLoader(store: store)
+        proxy = try await ProxyServer(loader: loader)
+    }
+
+    /// A new store, loader and proxy on the same cache (a restart).
+    func restart() async throws {
+        await proxy.shutdown()
+        await loader.shutdown()
+        try store.close()
+        var configuration = CacheConfiguration()
+        configuration.minimumFreeDiskBytes = 0
+        store = try CacheStore(directory: directory, configuration: configuration)
+        loader = MediaLoader(store: store)
+        proxy = try await ProxyServer(loader: loader)
+    }
+
+    func mediaURL(_ path: String) -> String { proxy.mediaURL(for: origin.url(path)) }
+
+    func get(_ url: String, range: String? = nil, method: HTTPMethod = .GET) async throws
+        -> (status: Int, headers: HTTPHeaders, body: [UInt8])
+    {
+        try await httpGet(url, range: range, method: method)
+    }
+
+    func close() async {
+        await proxy.shutdown()
+        await loader.shutdown()
+        try? store.close()
+        await origin.shutdown()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+/// One HTTP exchange with the whole body.
+func httpGet(_ url: String, range: String? = nil, method: HTTPMethod = .GET) async throws
+    -> (status: Int, headers: HTTPHeaders, body: [UInt8])
+{
+    var request = HTTPClientRequest(url: url)
+    request.method = method
+    if let range { request.headers.add(name: "Range", value: range) }
+    let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+    var body: [UInt8] = []
+    for try await chunk in response.body { body.append(contentsOf: chunk.readableBytesView) }
+    return (Int(response.status.code), response.headers, body)
+}
+
+func sample(_ count: Int, seed: Int = 3) -> [UInt8] {
+    (0..<count).map { UInt8(truncatingIfNeeded: ($0 &* 131) ^ ($0 >> 8) ^ seed &* 77) }
+}
+
+@Suite struct ProxyTests {
+    @Test func everyRangeFormGetsTheRightBytesAndHeaders() async throws {
+        let h = try await ProxyHarness()
+        let bytes = sample(300_000)
+        h.origin.set(OriginResource(bytes: bytes, etag: "\"p1\""), at: "/v.mp4")
+        let url = h.mediaURL("v.mp4")
+
+        let whole = try await h.get(url)
+        #expect(whole.status == 200)
+        #expect(whole.body == bytes)
+        #expect(whole.headers.first(name: "content-length") == "300000")
+        #expect(whole.headers.first(name: "accept-ranges") == "bytes")
+        #expect(whole.headers.first(name: "content-type") == "video/mp4")
+        #expect(whole.headers.first(name: "etag") == "\"p1\"")
+
+        for (range, expected, contentRange) in [
+            ("bytes=100-199", Array(bytes[100...199]), "bytes 100-199/300000"),
+            ("bytes=299990-", Array(bytes[299_990...]), "bytes 299990-299999/300000"),
+            ("bytes=-10", Array(bytes[299_990...]), "bytes 299990-299999/300000"),
+            ("bytes=299000-999999", Array(bytes[299_000...]), "bytes 299000-299999/300000"),
+        ] {
+            let partial = try await h.get(url, range: range)
+            #expect(partial.status == 206, "\(range)")
+            #expect(partial.body == expected, "\(range)")
+            #expect(partial.headers.first(name: "content-range") == contentRange, "\(range)")
+            #expect(partial.headers.first(name: "content-length") == String(expected.count), "\(range)")
+        }
+        let unsatisfiable = try await h.get(url, range: "bytes=300000-")
+        #expect(unsatisfiable.status == 416)
+        #expect(unsatisfiable.headers.first(name: "content-range") == "bytes */300000")
+
+        let head = try await h.get(url, method: .HEAD)
+        #expect(head.status == 200)
+        #expect(head.body.isEmpty)
+        #expect(head.headers.first(name: "content-length") == "300000")
+        // All of it came from one origin copy.
+        #expect(h.origin.bodyBytesSent == bytes.count)
+        await h.close()
+    }
+
+    @Test func requestsWithoutTheTokenAreForbiddenAndBadURLsRejected() async throws {
+        let h = try await ProxyHarness()
+        h.origin.set(OriginResource(bytes: sample(100)), at: "/v.mp4")
+        let base = "http://127.0.0.1:\(h.proxy.port)/"
+        #expect(try await h.get(base + "media?url=" + (h.origin.url("v.mp4").absoluteString)).status == 403)
+        #expect(try await h.get(base + "wrongtoken/media?url=x").status == 403)
+        #expect(try await h.get(h.proxy.baseURL + "media?url=ftp%3A%2F%2Fx%2Fa.mp4").status == 400)
+        #expect(try await h.get(h.proxy.baseURL + "other").status == 404)
+        #expect(h.origin.requests.isEmpty)
+        await h.close()
+    }
+
+    @Test func upstreamFailuresSayWhatTheOriginAnswered() async throws {
+        let h = try await ProxyHarness()
+        let missing = try await h.get(h.mediaURL("missing.mp4"))
+        #expect(missing.status == 502)
+        #expect(String(decoding: missing.body, as: UTF8.self).contains("origin answered 404 Not Found"))
+        let dead = try await h.get(h.proxy.mediaURL(for: URL(string: "http://127.0.0.1:9/a.mp4")!))
+        #expect(dead.status == 504)
+        #expect(String(decoding: dead.body, as: UTF8.self).contains("origin unreachable"))
+        await h.close()
+    }
+
+    @Test func manyClientsOnOneResourceShareOneOriginDownload() async throws {
+        let h = try await ProxyHarness()
+        let bytes = sample(600_000)
+        h.origin.set(OriginResource(bytes: bytes), at: "/c.mp4")
+        h.origin.setProfile(NetworkProfile(bytesPerSecond: 3_000_000, latency: 0.05))
+        let url = h.mediaURL("c.mp4")
+        let bodies = try await withThrowingTaskGroup(of: [UInt8].self) { group in
+            for _ in 0..<8 { group.addTask { try await httpGet(url).body } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(bodies.count == 8)
+        #expect(bodies.allSatisfy { $0 == bytes })
+        #expect(h.origin.bodyBytesSent == bytes.count)
+        // A complete file is then sent from disk (a file region), costing the origin nothing.
+        await h.origin.resetCounters()
+        #expect(try await h.get(url, range: "bytes=1000-").body == Array(bytes[1000...]))
+        #expect(h.origin.bodyBytesSent == 0)
+        await h.close()
+    }
+
+    @Test(arguments: ["bars", "tail-moov"])
+    func ffprobeReadsAProxiedMP4AndASecondReadIsFree(clip: String) async throws {
+        guard let ffprobe = ["/usr/bin/ffprobe", "/usr/local/bin/ffprobe"].first(where: {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }) else {
+            if ProcessInfo.processInfo.environment["STORIES_REQUIRE_E2E"] == "1" {
+                Issue.record("ffprobe is required (STORIES_REQUIRE_E2E=1) but not installed")
+            } else {
+                print("skipping: ffprobe not installed (apt-get install ffmpeg)")
+            }
+            return
+        }
+        let assets = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("assets/videos")
+        let data = try #require(FileManager.default.contents(atPath: assets.appendingPathComponent("\(clip).mp4").path))
+        let h = try await ProxyHarness()
+        h.origin.set(OriginResource(bytes: [UInt8](data)), at: "/\(clip).mp4")
+        @Sendable func probe(_ url: String) throws -> String {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: ffprobe)
+            process.arguments = ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", url]
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return text.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let firstURL = h.mediaURL("\(clip).mp4")
+        let first = try await offCooperativePool { try probe(firstURL) }
+        #expect(Double(first).map { abs($0 - 5) < 0.05 } == true, "ffprobe said \(first)")
+        // A player then plays it through (ffprobe alone stops early; what the proxy fetched past that point
+        // depends on timing, so the zero-cost claim is about a video that has been played once).
+        #expect(try await httpGet(firstURL).body == [UInt8](data))
+        try await h.restart()
+        await h.origin.resetCounters()
+        let secondURL = h.mediaURL("\(clip).mp4")
+        let second = try await offCooperativePool { try probe(secondURL) }
+        #expect(second == first)
+        #expect(h.origin.bodyBytesSent == 0)
+        await h.close()
+    }
+}
+
+@Suite struct ByteRangeRequestTests {
+    @Test func parsesEveryForm() {
+        #expect(ByteRangeRequest(header: nil, length: 100) == .whole)
+        #expect(ByteRangeRequest(header: "bytes=0-9", length: 100) == .partial(0...9))
+        #expect(ByteRangeRequest(header: "bytes=90-", length: 100) == .partial(90...99))
+        #expect(ByteRangeRequest(header: "bytes=-5", length: 100) == .partial(95...99))
+        #expect(ByteRangeRequest(header: "bytes=-500", length: 100) == .partial(0...99))
+        #expect(ByteRangeRequest(header: "bytes=50-5000", length: 100) == .partial(50...99))
+        #expect(ByteRangeRequest(header: "bytes=100-", length: 100) == .unsatisfiable)
+        #expect(ByteRangeRequest(header: "bytes=-0", length: 100) == .unsatisfiable)
+        #expect(ByteRangeRequest(header: "bytes=9-5", length: 100) == .whole)
+        #expect(ByteRangeRequest(header: "bytes=0-1,5-6", length: 100) == .whole)
+        #expect(ByteRangeRequest(header: "items=0-1", length: 100) == .whole)
+    }
+}
+
+/// Runs blocking work (waiting for a subprocess) on a Dispatch thread, so it never blocks the cooperative pool
+/// that the in-process proxy needs to answer that very subprocess.
+func offCooperativePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async {
+            continuation.resume(with: Result { try work() })
+        }
+    }
+}
