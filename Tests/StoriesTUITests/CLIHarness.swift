@@ -30,10 +30,23 @@ enum CLI {
         }
     }
 
+    /// Runs another program (e.g. curl) the same way.
+    static func runTool(_ path: String, _ arguments: [String]) async throws -> CLIResult {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result {
+                    try runBlocking(arguments, environment: [:], executable: URL(fileURLWithPath: path))
+                })
+            }
+        }
+    }
+
     /// Runs the binary and waits for it, reading both pipes while it runs.
-    static func runBlocking(_ arguments: [String], environment: [String: String]) throws -> CLIResult {
+    static func runBlocking(_ arguments: [String], environment: [String: String], executable: URL? = nil) throws
+        -> CLIResult
+    {
         let process = Process()
-        process.executableURL = try binary()
+        process.executableURL = try executable ?? binary()
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env["NO_COLOR"] = "1"

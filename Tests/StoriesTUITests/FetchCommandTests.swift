@@ -165,3 +165,52 @@ import Testing
         #expect(result.stderr.split(separator: "\n").count == 1)
     }
 }
+
+/// `stories-tui serve` as a user runs it: first line, proxying, and a clean stop on SIGINT.
+@Suite struct ServeCommandTests {
+    @Test(arguments: [SIGINT, SIGTERM]) func servesThenStopsCleanlyKeepingTheCache(signalNumber: Int32) async throws {
+        let origin = try await MediaOriginServer()
+        let cache = ScratchDirectory()
+        defer { cache.cleanup() }
+        let bytes = sampleBytes(200_000)
+        origin.set(OriginResource(bytes: bytes, etag: "\"sv\""), at: "/s.mp4")
+        let process = Process()
+        process.executableURL = try CLI.binary()
+        process.arguments = ["serve", "--cache-dir", cache.path]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let firstLine = try await offPool { () -> String in
+            var data = Data()
+            while !data.contains(UInt8(ascii: "\n")) {
+                let chunk = out.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                data.append(chunk)
+            }
+            return String(decoding: data, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
+        }
+        #expect(firstLine.hasPrefix("proxy listening on http://127.0.0.1:"))
+        let base = String(firstLine.dropFirst("proxy listening on ".count))
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        let encoded = origin.url("s.mp4").absoluteString.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
+        let curl = try await CLI.runTool("/usr/bin/env", ["curl", "-s", "-H", "Range: bytes=0-99999", base + "media?url=" + encoded])
+        #expect(curl.stdout == Data(bytes[0..<100_000]))
+        kill(process.processIdentifier, signalNumber)
+        try await offPool { process.waitUntilExit() }
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == 0)
+        let ls = try await CLI.run(["cache", "ls", "--json", "--cache-dir", cache.path])
+        let entries = try #require(try JSONSerialization.jsonObject(with: ls.stdout) as? [[String: Any]])
+        #expect(entries.first?["ranges"] as? [[Int]] == [[0, 131_072]])
+        await origin.shutdown()
+    }
+}
+
+/// Runs blocking work on a Dispatch thread.
+func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
+    }
+}
