@@ -9,10 +9,11 @@ struct PlayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "play", abstract: "Play a playlist of video stories (the default command).",
         discussion: """
-            Relative story URLs are served from the playlist's folder by a built-in origin over a simulated
-            network (--network: \(NetworkProfile.named.map { "\($0.name) = \($0.summary)" }.joined(separator: ", "));
+            Relative story URLs are served from the playlist's folder by a built-in origin over a simulated \
+            network (--network: \(NetworkProfile.named.map { "\($0.name) (\($0.summary))" }.joined(separator: ", ")); \
             default 4g), so a first pass shows loading and cache misses and a second pass plays from the cache.
-            With --headless, one JSON object per line per event: story_start, first_frame (startupMs, cache),
+
+            With --headless, one JSON object per line per event: story_start, first_frame (startupMs, cache), \
             stall, stall_end, story_end (playCount, stalls, stallMs), skipped, error, playlist_end.
             """)
 

@@ -8,9 +8,9 @@ struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve", abstract: "Run a local HTTP proxy that streams any http(s) video through the cache.",
         discussion: """
-            Prints "proxy listening on http://127.0.0.1:PORT/TOKEN/" first. Then
-            GET or HEAD {that base}media?url=PERCENT-ENCODED-URL serves the video with full single-range support
-            while it downloads, e.g.: ffplay "http://127.0.0.1:PORT/TOKEN/media?url=https%3A%2F%2Fcdn%2Fa.mp4".
+            Prints "proxy listening on http://127.0.0.1:PORT/TOKEN/" first. Then \
+            GET or HEAD {that base}media?url=PERCENT-ENCODED-URL serves the video with full single-range support \
+            while it downloads, e.g.: ffplay "http://127.0.0.1:PORT/TOKEN/media?url=https%3A%2F%2Fcdn%2Fa.mp4". \
             Requests without the token get 403. Stop with Ctrl-C.
             """)
 

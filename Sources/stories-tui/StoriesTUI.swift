@@ -38,8 +38,8 @@ struct StoriesTUI: AsyncParsableCommand {
         commandName: "stories-tui",
         abstract: "Instagram-style video stories in the terminal, on a media cache that plays while downloading.",
         discussion: """
-            Run `stories-tui PLAYLIST` to play a playlist; `stories-tui cache stats` shows what the cache holds.
-            The cache directory is --cache-dir, else $STORIES_CACHE_DIR, else $XDG_CACHE_HOME/stories-tui,
+            Run `stories-tui PLAYLIST` to play a playlist; `stories-tui cache stats` shows what the cache holds. \
+            The cache directory is --cache-dir, else $STORIES_CACHE_DIR, else $XDG_CACHE_HOME/stories-tui, \
             else ~/.cache/stories-tui.
             """,
         subcommands: [PlayCommand.self, FetchCommand.self, CacheCommand.self, ServeCommand.self],
