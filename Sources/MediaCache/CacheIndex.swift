@@ -268,8 +268,8 @@ final class CacheIndex: Sendable {
         } catch { throw .index("cannot record a play: \(error)") }
     }
 
-    /// Adds to the cumulative totals and to one resource's counters in one transaction.
-    func addTraffic(_ key: CacheKey?, origin: Int64, cacheHit: Int64) throws(CacheError) {
+    /// Adds to the cumulative totals (per-resource counters are saved with the resource row).
+    func addTotals(origin: Int64, cacheHit: Int64) throws(CacheError) {
         guard origin != 0 || cacheHit != 0 else { return }
         do {
             try queue.write { db in
@@ -279,13 +279,6 @@ final class CacheIndex: Sendable {
                             INSERT INTO total (name, value) VALUES (?, ?)
                             ON CONFLICT(name) DO UPDATE SET value = value + excluded.value
                             """, arguments: [name, value])
-                }
-                if let key {
-                    try db.execute(
-                        sql: """
-                            UPDATE resource SET fetchedFromOrigin = fetchedFromOrigin + ?,
-                                servedFromCache = servedFromCache + ? WHERE key = ?
-                            """, arguments: [origin, cacheHit, key.hex])
                 }
             }
         } catch { throw .index("cannot record traffic: \(error)") }

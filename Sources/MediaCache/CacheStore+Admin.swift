@@ -99,9 +99,9 @@ extension CacheStore {
                 origin += pending.origin
                 hit += pending.hit
                 // Per-resource counters live in the in-memory info; saving it persists them.
-                if let key, let entry = s.entries[key] { try index.save(entry.recordedInfo) }
+                if let key, let entry = s.entries[key] { try index.save(entry.info) }
             }
-            try index.addTraffic(nil, origin: origin, cacheHit: hit)
+            try index.addTotals(origin: origin, cacheHit: hit)
             s.pendingTraffic.removeAll()
         }
     }

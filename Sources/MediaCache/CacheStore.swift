@@ -97,7 +97,15 @@ public final class CacheStore: Sendable {
         let path = directory.appendingPathComponent("lock").path
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .io("cannot open \(path): \(DataFile.errnoText())") }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+        // A holder that is going away (a process exiting, or a child between fork and exec still holding a copy
+        // of the descriptor) lets go within moments: wait up to two seconds before calling the directory busy.
+        let deadline = ContinuousClock.now + .seconds(2)
+        var locked = flock(fd, LOCK_EX | LOCK_NB) == 0
+        while !locked, errno == EWOULDBLOCK, ContinuousClock.now < deadline {
+            usleep(20_000)
+            locked = flock(fd, LOCK_EX | LOCK_NB) == 0
+        }
+        guard locked else {
             Glibc.close(fd)
             throw .inUse(
                 "cache directory \(directory.path) is in use by another stories-tui process "
@@ -188,7 +196,7 @@ public final class CacheStore: Sendable {
                 entry.info.metadata = merged
                 entry.info.lastAccess = date
                 s.entries[key] = entry
-                try index.save(entry.recordedInfo)
+                try index.save(entry.info)
                 return .cacheable(generation: entry.info.generation, replaced: false)
             }
             try makeRoomForNewEntryLocked(&s, excluding: key)
@@ -277,7 +285,7 @@ public final class CacheStore: Sendable {
             s.completeBytes += entry.written.total
         }
         s.entries[key] = entry
-        try index.save(entry.recordedInfo)
+        try index.save(entry.info)
     }
 
     // MARK: - Reading
@@ -346,6 +354,7 @@ public enum Admission: Sendable, Equatable {
 
 /// One resource's in-memory state: recorded info plus the ranges written since (readable, not yet recorded).
 struct StoreEntry {
+    /// What the index may record: `info.ranges` holds only durable ranges.
     var info: ResourceInfo
     var written: ByteRangeSet
     var unrecordedBytes: Int64 = 0
@@ -354,9 +363,6 @@ struct StoreEntry {
         self.info = info
         written = info.ranges
     }
-
-    /// The info as the index may record it: only durable ranges.
-    var recordedInfo: ResourceInfo { info }
 }
 
 /// Everything the store's lock protects.

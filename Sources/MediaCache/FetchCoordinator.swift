@@ -129,15 +129,6 @@ final class FetchCoordinator: Sendable {
         if cancel { task.cancel() }
     }
 
-    /// Adds interest (used by preloads adopting a fetch); false when the fetch is gone.
-    func retain(key: CacheKey, fetchID: Int) -> Bool {
-        with(key) { c in
-            guard c.fetches[fetchID] != nil else { return false }
-            c.fetches[fetchID]?.interest += 1
-            return true
-        }
-    }
-
     /// Drops one unit of interest; a fetch nobody needs is cancelled.
     func release(key: CacheKey, fetchID: Int) {
         let task = with(key) { c in Self.release(&c, fetchID) }

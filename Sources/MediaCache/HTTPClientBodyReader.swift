@@ -40,14 +40,7 @@ final class HTTPClientBodyReader {
     /// The next bytes (at most `limit` when given), or nil at the end of the body.
     func next(upTo limit: Int64?) async throws -> [UInt8]? {
         if let limit, limit <= 0 { return nil }
-        while true {
-            let buffer: ByteBuffer?
-            do {
-                buffer = try await iterator.next()
-            } catch {
-                throw OriginFetcher.map(error, url: url, beforeResponse: false)
-            }
-            guard var buffer else { return nil }
+        while var buffer = try await OriginFetcher.nextBuffer(&iterator, url: url) {
             if skip > 0 {
                 let dropped = Int(Swift.min(skip, Int64(buffer.readableBytes)))
                 buffer.moveReaderIndex(forwardBy: dropped)
@@ -57,5 +50,6 @@ final class HTTPClientBodyReader {
             let count = limit.map { Int(Swift.min(Int64(buffer.readableBytes), $0)) } ?? buffer.readableBytes
             return buffer.readBytes(length: count)
         }
+        return nil
     }
 }

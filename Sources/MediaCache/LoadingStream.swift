@@ -109,15 +109,9 @@ public struct LoadingStream: AsyncSequence, Sendable {
                     let bytes = try loader.store.read(key: key, range: range, generation: generation)
                     return deliver(bytes, at: range)
                 }
-                if length == nil, info != nil, loader.coordinator.with(key, { $0.fetches.isEmpty }),
-                    case .some(.finished) = holding.flatMap({ loader.coordinator.outcome(key: key, fetchID: $0) })
-                {
-                    // A to-end read of a resource whose length became known only now.
-                    if let known = loader.store.info(for: key)?.metadata.contentLength, currentOffset >= known {
-                        return finishedChunk()
-                    }
-                }
-                try checkHeldFetch()
+                // The fetch this reader relied on ended since the state above was read (it may have written the
+                // bytes, learned the length, or failed): look again before planning another.
+                if try checkHeldFetch() { continue }
                 switch loader.coordinator.plan(
                     key: key, offset: currentOffset, end: endOffset(length: length), length: length,
                     available: available, holding: holding)
@@ -133,17 +127,17 @@ public struct LoadingStream: AsyncSequence, Sendable {
         }
 
         /// Looks at how the fetch this reader relied on ended: transient failures are retried (resuming from the
-        /// first missing byte), others are thrown.
-        private func checkHeldFetch() throws {
+        /// first missing byte), others are thrown. True when it had ended.
+        private func checkHeldFetch() throws -> Bool {
             guard let held = holding, let outcome = loader.coordinator.outcome(key: key, fetchID: held) else {
-                return
+                return false
             }
             holding = nil
             switch outcome {
             case .failed(let error):
                 if let origin = error as? OriginError, origin.isTransient, retries < loader.configuration.maxRetries {
                     retries += 1
-                    return
+                    return true
                 }
                 throw error
             case .finished, .cancelled:
@@ -154,6 +148,7 @@ public struct LoadingStream: AsyncSequence, Sendable {
                     throw OriginError.connectionLost(
                         url: request.url.absoluteString, reason: "no progress at byte \(currentOffset)")
                 }
+                return true
             }
         }
 

@@ -83,14 +83,7 @@ extension MediaLoader {
         coordinator.signal(key) { $0.offline = false }
 
         var iterator = response.body.makeAsyncIterator()
-        while true {
-            let buffer: ByteBuffer?
-            do {
-                buffer = try await iterator.next()
-            } catch {
-                throw OriginFetcher.map(error, url: url, beforeResponse: false)
-            }
-            guard let buffer else { break }
+        while let buffer = try await OriginFetcher.nextBuffer(&iterator, url: url) {
             transfer.withLock { $0.bytes += Int64(buffer.readableBytes) }
             try Task.checkCancellation()
             guard case .some(let target) = coordinator.target(key: key, fetchID: fetchID) else { return }

@@ -191,13 +191,6 @@ public final class MediaLoader: Sendable {
     /// True when the last attempt to reach the origin for `key` failed (cached bytes are served regardless).
     public func isOffline(_ key: CacheKey) -> Bool { coordinator.with(key) { $0.offline } }
 
-    /// The byte offsets fetches for `key` are currently writing at (for status displays).
-    public func inFlight(_ key: CacheKey) -> [ByteRange] {
-        coordinator.with(key) { c in
-            c.fetches.values.map { $0.progress..<($0.target ?? Int64.max) }.sorted { $0.lowerBound < $1.lowerBound }
-        }
-    }
-
     func record(_ report: RequestReport) {
         metricsState.withLock { m in
             switch report.outcome {

@@ -78,6 +78,17 @@ final class OriginFetcher: Sendable {
         }
     }
 
+    /// The next body buffer (nil at the end), with transport failures mapped to `OriginError`.
+    static func nextBuffer(_ iterator: inout HTTPClientResponse.Body.AsyncIterator, url: URL) async throws
+        -> ByteBuffer?
+    {
+        do {
+            return try await iterator.next()
+        } catch {
+            throw map(error, url: url, beforeResponse: false)
+        }
+    }
+
     /// Maps a client error to `OriginError`.
     static func map(_ error: any Error, url: URL, beforeResponse: Bool) -> any Error {
         if error is OriginError || error is CancellationError || error is CacheError { return error }

@@ -75,8 +75,10 @@ final class Simulation: @unchecked Sendable {
             let requestsArrived = current.0 == current.2
             let balanced = requestsArrived && current.1 == Int64(current.3)
             let unchanged = previous.map { $0 == current } ?? false
-            quietRounds = (balanced || (requestsArrived && unchanged)) ? quietRounds + 1 : 0
-            if quietRounds >= (balanced ? 4 : 10) { return }
+            // Balanced counters settle fast; counters that merely stopped moving need longer, and much longer
+            // when a request the loader sent has not shown up at the origin (it may yet), but never forever.
+            quietRounds = (balanced || unchanged) ? quietRounds + 1 : 0
+            if quietRounds >= (balanced ? 4 : (requestsArrived ? 10 : 200)) { return }
             previous = current
             try? await Task.sleep(for: .milliseconds(1))
         }
