@@ -49,6 +49,18 @@ let package = Package(
             name: "StoryPlayer",
             dependencies: ["MediaCache"]
         ),
+        .systemLibrary(
+            name: "CNcurses",
+            providers: [.apt(["libncurses-dev"])]
+        ),
+        .target(
+            name: "Terminal",
+            dependencies: ["CNcurses"]
+        ),
+        .target(
+            name: "StoriesUI",
+            dependencies: ["Terminal", "StoryPlayer", "MediaCache"]
+        ),
         .executableTarget(
             name: "stories-tui",
             dependencies: [
@@ -56,6 +68,8 @@ let package = Package(
                 "MediaOrigin",
                 "StoryPlayer",
                 "MediaProxy",
+                "StoriesUI",
+                "Terminal",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -80,6 +94,10 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
+        ),
+        .testTarget(
+            name: "StoriesUITests",
+            dependencies: ["StoriesUI", "Terminal", "StoryPlayer", "MediaCache"]
         ),
         .testTarget(
             name: "StoriesTUITests",

@@ -43,6 +43,9 @@ extension CacheStore {
         }
     }
 
+    /// Bytes stored now, partial and complete (cheap: no index query).
+    public var storedBytes: Int64 { state.withLock { $0.partialBytes + $0.completeBytes } }
+
     /// Current counts, sizes and cumulative totals.
     public func stats() throws -> CacheStats {
         try flushTraffic()

@@ -19,6 +19,8 @@ public final class MediaOriginServer: Sendable {
         var paused: [BodySender] = []
         var shutDown = false
         var epoch = 0
+        /// When the shared link has sent everything reserved so far (scheduler seconds).
+        var linkFreeAt: Double = 0
     }
 
     let state = Mutex(State())
@@ -64,6 +66,26 @@ public final class MediaOriginServer: Sendable {
         channel = try await bootstrap.bind(host: "127.0.0.1", port: port).get()
         self.port = channel.localAddress?.port ?? port
         box.server.withLock { $0 = self }
+    }
+
+    private let started = ContinuousClock.now
+
+    /// Seconds on the shaping clock (the scheduler's, else monotonic time since start).
+    var shapingNow: Double {
+        if let scheduler { return scheduler.now }
+        let elapsed = ContinuousClock.now - started
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    /// Reserves the link for `bytes` at `rate` and returns how long the sender waits before its next chunk: its
+    /// own transmission time when the link is idle, longer when other responses are queued on it.
+    func reserveLink(bytes: Int, rate: Int) -> Double {
+        let now = shapingNow
+        return state.withLock { s in
+            let start = Swift.max(now, s.linkFreeAt)
+            s.linkFreeAt = start + Double(bytes) / Double(rate)
+            return s.linkFreeAt - now
+        }
     }
 
     /// Stops listening and closes open connections.

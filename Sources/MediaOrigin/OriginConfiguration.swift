@@ -59,7 +59,8 @@ public struct OriginResource: Sendable, Equatable {
     }
 }
 
-/// A simulated network link: bandwidth and latency.
+/// A simulated network link: bandwidth and latency. The bandwidth belongs to the link, not to a response:
+/// concurrent responses share it, as a phone's downloads do.
 public struct NetworkProfile: Sendable, Equatable {
     /// Bytes per second; nil for unlimited.
     public var bytesPerSecond: Int?
@@ -131,6 +132,8 @@ public struct OriginRequestRecord: Sendable, Equatable {
 /// Runs work after a delay; the origin's latency and bandwidth shaping use it, so tests can drive them with
 /// virtual time. Without one, the event loop's timers are used.
 public protocol OriginScheduler: Sendable {
+    /// Seconds on this scheduler's clock.
+    var now: Double { get }
     /// Runs `work` once `delay` seconds have passed on this scheduler's clock.
     func schedule(after delay: Double, _ work: @escaping @Sendable () -> Void)
 }

@@ -251,7 +251,7 @@ final class BodySender: @unchecked Sendable {
         }
         let write = context.writeAndFlush(handler.wrapOutboundOut(.body(.byteBuffer(buffer))))
         if let rate = profile.bytesPerSecond {
-            let delay = Double(size) / Double(rate)
+            let delay = server.reserveLink(bytes: size, rate: rate)
             write.whenComplete { result in
                 guard case .success = result else { return self.end() }
                 if let scheduler = self.server.scheduler {

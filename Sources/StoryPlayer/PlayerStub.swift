@@ -44,19 +44,6 @@ public struct PlaybackStatus: Sendable, Equatable {
     public var error: String?
 }
 
-/// Reads ranges through the loader (for the MP4 box reader).
-struct LoaderRangeReader: ByteRangeReader {
-    let loader: MediaLoader
-    let url: URL
-    let key: CacheKey
-
-    func read(_ range: Range<Int64>) async throws -> [UInt8] {
-        try await loader.data(
-            LoadingRequest(url: url, cacheKey: key, requestedOffset: range.lowerBound,
-                requestedLength: Int64(range.count)))
-    }
-}
-
 /// A player that consumes bytes the way AVPlayer's resource loader asks for them: content information, then the
 /// MP4 header, then the payload at its real rate (payload bytes / duration), reading ahead and stalling when the
 /// data does not keep up. Time comes from the injected clock.

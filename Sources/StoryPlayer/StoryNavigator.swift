@@ -65,6 +65,24 @@ public struct StoryNavigator: Sendable, Equatable {
         return playCounts[id] ?? 0
     }
 
+    /// Counts one more play of story `i` (a player's first frame may arrive after navigation moved on).
+    @discardableResult
+    public mutating func recordPlay(of i: Int) -> Int {
+        guard stories.indices.contains(i) else { return 0 }
+        playCounts[stories[i].id, default: 0] += 1
+        return playCounts[stories[i].id] ?? 0
+    }
+
+    /// Makes story `i` current (replay, or ← after the end), whether or not it is eligible.
+    public mutating func jump(to i: Int) {
+        guard stories.indices.contains(i) else { return }
+        index = i
+        isFinished = false
+    }
+
+    /// The last eligible story, if any.
+    public var lastEligible: Int? { stories.indices.last { isEligible($0) } }
+
     /// Stories skipped between `from` (exclusive) and the next eligible one.
     public func skipped(after from: Int, before to: Int?) -> [Int] {
         let end = to ?? stories.count

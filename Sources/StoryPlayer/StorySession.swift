@@ -24,12 +24,24 @@ public final class StorySession: Sendable {
     let clock: PlaybackClock
     let configuration: PlayerConfiguration
     let showAll: Bool
+    /// Preloads around the playing story; nil when preloading is off.
+    public let preload: PreloadDriver?
 
-    /// A session over `playlist`; `resolve` maps stories to URLs and keys.
+    /// A session over `playlist`; `resolve` maps stories to URLs and keys; `preload` (nil: off) preloads the
+    /// neighbours of the playing story.
     public init(
         playlist: Playlist, loader: MediaLoader, resolve: @escaping @Sendable (Story) -> ResolvedSource,
-        clock: PlaybackClock, configuration: PlayerConfiguration = PlayerConfiguration(), showAll: Bool = false
+        clock: PlaybackClock, configuration: PlayerConfiguration = PlayerConfiguration(), showAll: Bool = false,
+        preload: PreloadPolicy? = nil
     ) {
+        self.preload = preload.map {
+            PreloadDriver(
+                preloader: Preloader(loader: loader, configuration: {
+                    var c = PreloadConfiguration()
+                    c.seconds = $0.seconds
+                    return c
+                }($0)), policy: $0, resolve: resolve)
+        }
         self.playlist = playlist
         self.loader = loader
         self.resolve = resolve
@@ -89,7 +101,10 @@ public final class StorySession: Sendable {
             let source = resolve(story)
             emit(.storyStart(index: index, id: story.id, title: story.title, url: source.url.absoluteString))
             let player = makePlayer(for: index, onEvent: emit)
+            preload?.storyChanged(to: index, navigator: navigator)
+            let watcher = preload.map { driver in Task { await driver.watch(player, clock: clock) } }
             let status = await player.run()
+            watcher?.cancel()
             if status.startupMs != nil { navigator.recordPlay() }
             emit(.storyEnd(
                 id: story.id, playCount: navigator.plays(index), stalls: status.stalls,
@@ -103,6 +118,8 @@ public final class StorySession: Sendable {
             emit(.skipped(index: i, id: story.id, plays: navigator.plays(i), maxViews: story.maxViews ?? 0))
             skipped += 1
         }
+        preload?.storyChanged(to: nil, navigator: navigator)
+        await preload?.preloader.stop()
         emit(.playlistEnd(played: played, skipped: skipped))
         return played
     }

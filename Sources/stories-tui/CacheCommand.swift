@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MediaCache
+import StoriesUI
 
 /// `stories-tui cache stats|ls|clear`.
 struct CacheCommand: AsyncParsableCommand {
@@ -130,19 +131,5 @@ enum JSONOutput {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return String(decoding: try encoder.encode(value), as: UTF8.self)
-    }
-}
-
-/// Human-readable byte counts (1000-based, like the budgets).
-enum ByteFormat {
-    static func string(_ bytes: Int64) -> String {
-        let units = ["B", "kB", "MB", "GB", "TB"]
-        var value = Double(bytes)
-        var unit = 0
-        while abs(value) >= 1000, unit < units.count - 1 {
-            value /= 1000
-            unit += 1
-        }
-        return unit == 0 ? "\(bytes) B" : "\(String(format: "%.1f", value)) \(units[unit])"
     }
 }

@@ -48,17 +48,24 @@ struct PlayCommand: AsyncParsableCommand {
             let loader = MediaLoader(store: store, logger: CLILogging.logger())
             let session = StorySession(
                 playlist: list, loader: loader, resolve: Self.resolver(base: origin?.baseURL),
-                clock: RealPlaybackClock(speed: speed), showAll: all)
+                clock: RealPlaybackClock(speed: speed), showAll: all, preload: noPreload ? nil : PreloadPolicy())
+            let interactive = !headless && isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
+            let stop = StopFlag()
             let work = Task {
                 if headless {
                     try await session.runHeadless { event in
                         FileHandle.standardOutput.write(Data((event.jsonLine + "\n").utf8))
                     }
+                } else if interactive {
+                    try await TerminalApp.run(controller: try StoryController(session: session), stop: stop)
                 } else {
                     try await session.runHeadless { event in TextReporter.print(event, playlist: list) }
                 }
             }
-            let signals = SignalWatcher { work.cancel() }
+            let signals = SignalWatcher {
+                stop.raise()
+                if !interactive { work.cancel() }
+            }
             let result = await work.result
             signals.stop()
             await loader.shutdown()

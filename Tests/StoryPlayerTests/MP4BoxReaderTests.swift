@@ -1,4 +1,5 @@
 import Foundation
+import MediaCache
 import Testing
 
 @testable import StoryPlayer

@@ -6,6 +6,27 @@ public protocol ByteRangeReader: Sendable {
     func read(_ range: Range<Int64>) async throws -> [UInt8]
 }
 
+/// Reads byte ranges of a resource through a loader, so header reads are cached like any other read.
+public struct LoaderRangeReader: ByteRangeReader {
+    let loader: MediaLoader
+    let url: URL
+    let key: CacheKey
+
+    /// A reader of `url` cached under `key`.
+    public init(loader: MediaLoader, url: URL, key: CacheKey) {
+        self.loader = loader
+        self.url = url
+        self.key = key
+    }
+
+    /// The bytes of `range`.
+    public func read(_ range: Range<Int64>) async throws -> [UInt8] {
+        try await loader.data(
+            LoadingRequest(url: url, cacheKey: key, requestedOffset: range.lowerBound,
+                requestedLength: Int64(range.count)))
+    }
+}
+
 /// Where an MP4's parts lie and how long it plays.
 public struct MP4Layout: Sendable, Equatable {
     /// Seconds, from `mvhd`.

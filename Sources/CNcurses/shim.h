@@ -1,0 +1,32 @@
+#ifndef STORIES_CNCURSES_SHIM_H
+#define STORIES_CNCURSES_SHIM_H
+
+// SwiftPM drops pkg-config's -D flags, so the wide-character API is switched on here.
+#define NCURSES_WIDECHAR 1
+#ifndef _XOPEN_SOURCE_EXTENDED
+#define _XOPEN_SOURCE_EXTENDED 1
+#endif
+
+#include <stdio.h>
+#include <locale.h>
+#include <langinfo.h>
+#include <ncursesw/curses.h>
+
+// Swift 6 rejects mutable C globals and cannot import function-like macros: read them through these.
+static inline WINDOW *stories_stdscr(void) { return stdscr; }
+static inline int stories_lines(void) { return LINES; }
+static inline int stories_cols(void) { return COLS; }
+static inline int stories_color_pair(int n) { return (int)COLOR_PAIR(n); }
+static inline int stories_a_bold(void) { return (int)A_BOLD; }
+static inline int stories_a_reverse(void) { return (int)A_REVERSE; }
+static inline int stories_a_dim(void) { return (int)A_DIM; }
+static inline int stories_a_underline(void) { return (int)A_UNDERLINE; }
+static inline mmask_t stories_button1_mask(void) { return BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON1_RELEASED; }
+static inline int stories_button1_pressed(mmask_t state) {
+    return (state & (BUTTON1_PRESSED | BUTTON1_CLICKED)) != 0;
+}
+static inline FILE *stories_stdout(void) { return stdout; }
+static inline FILE *stories_stdin(void) { return stdin; }
+static inline const char *stories_codeset(void) { return nl_langinfo(CODESET); }
+
+#endif

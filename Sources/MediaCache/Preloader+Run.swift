@@ -1,0 +1,120 @@
+import Foundation
+
+extension Preloader {
+    /// Preloads `target`: content information (which also validates a cached copy), the MP4 layout when the
+    /// amount is in seconds, then every missing byte of the plan in slices, waiting at the gate before each.
+    func run(
+        _ target: PreloadTarget, gated: Bool, onProgress: @escaping @Sendable (PreloadProgress) -> Void
+    ) async throws -> PreloadProgress {
+        let store = loader.store
+        store.pin(target.key)
+        defer { store.unpin(target.key) }
+        if gated { try await waitForGate(target.key) }
+        onProgress(PreloadProgress(phase: .preloading))
+        let info = try await loader.contentInformation(for: target.url, key: target.key)
+        guard let length = info.contentLength else {
+            throw PreloadError(description: "the origin did not say how long \(target.url.absoluteString) is")
+        }
+        var layout: MP4Layout?
+        if case .seconds = target.amount {
+            layout = try? await MP4BoxReader.layout(
+                of: LoaderRangeReader(loader: loader, url: target.url, key: target.key), length: length)
+        }
+        let needed = PreloadPlan.ranges(
+            amount: target.amount, length: length, layout: layout, fallbackBytes: configuration.fallbackBytes)
+        func progress(_ phase: PreloadPhase) -> PreloadProgress {
+            let available = store.availableRanges(for: target.key)
+            let cached = needed.reduce(Int64(0)) { sum, range in
+                sum + available.present(in: range).reduce(0) { $0 + Int64($1.count) }
+            }
+            return PreloadProgress(phase: phase, neededBytes: needed.total, cachedBytes: cached)
+        }
+        while true {
+            try Task.checkCancellation()
+            let available = store.availableRanges(for: target.key)
+            guard let gap = needed.lazy.flatMap({ available.missing(in: $0) }).first else { break }
+            if gated {
+                if isPaused { onProgress(progress(.paused)) }
+                try await waitForGate(target.key)
+                if shouldStopAfterSlice(target.key) { break }
+            }
+            onProgress(progress(.preloading))
+            let slice = gap.lowerBound..<Swift.min(gap.upperBound, gap.lowerBound + configuration.sliceBytes)
+            do {
+                try await load(slice, of: target, gated: gated)
+            } catch is CancellationError where !Task.isCancelled {
+                continue  // paused mid-slice: wait at the gate, then go on from what arrived
+            }
+            onProgress(progress(.preloading))
+            if gated, shouldStopAfterSlice(target.key) { break }
+        }
+        let result = progress(needed.missingCount(in: store.availableRanges(for: target.key)) == 0 ? .preloaded : .queued)
+        onProgress(result)
+        return result
+    }
+
+    /// True once the player took this resource over.
+    private func shouldStopAfterSlice(_ key: CacheKey) -> Bool {
+        state.withLock { $0.job?.target.key == key && $0.job?.adopted == true }
+    }
+
+    /// Reads `slice` through the loader (bytes are discarded; the fetch writes them down), as a task `pause()` can
+    /// cancel.
+    private func load(_ slice: ByteRange, of target: PreloadTarget, gated: Bool) async throws {
+        let loader = self.loader
+        let task = Task {
+            let stream = loader.load(
+                LoadingRequest(url: target.url, cacheKey: target.key, requestedOffset: slice.lowerBound,
+                    requestedLength: Int64(slice.count)))
+            for try await _ in stream {}
+        }
+        if gated {
+            state.withLock { s in
+                if s.job?.target.key == target.key { s.job?.slice = task }
+            }
+        }
+        defer {
+            if gated { state.withLock { s in if s.job?.target.key == target.key { s.job?.slice = nil } } }
+        }
+        try await withTaskCancellationHandler {
+            try await task.value
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    /// Suspends while the gate is closed (or until the task is cancelled).
+    func waitForGate(_ key: CacheKey) async throws {
+        let id = state.withLock { s -> Int in
+            s.nextID += 1
+            return s.nextID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let open = state.withLock { s -> Bool in
+                    if s.gateOpen || Task.isCancelled { return true }
+                    s.gateWaiters[id] = continuation
+                    return false
+                }
+                if open { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = state.withLock { $0.gateWaiters.removeValue(forKey: id) }
+            waiter?.resume()
+        }
+        try Task.checkCancellation()
+    }
+}
+
+extension ByteRangeSet {
+    /// Bytes of this set missing from `available`.
+    func missingCount(in available: ByteRangeSet) -> Int64 {
+        reduce(0) { sum, range in sum + available.missing(in: range).reduce(0) { $0 + Int64($1.count) } }
+    }
+}
+
+/// A preload that cannot go on, and why.
+public struct PreloadError: Error, Equatable, CustomStringConvertible {
+    /// What went wrong.
+    public var description: String
+}

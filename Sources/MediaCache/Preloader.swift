@@ -1,0 +1,171 @@
+import Foundation
+import Synchronization
+
+/// Fetches the start of upcoming videos ahead of playback, one at a time and nearest first, through the loader
+/// (so a player that asks for a resource being preloaded joins the same fetch). A gate lets playback hold
+/// preloading back: `pause()` stops it within one slice, `resume()` lets it go on.
+public final class Preloader: Sendable {
+    struct Job {
+        var target: PreloadTarget
+        var task: Task<Void, Never>
+        var slice: Task<Void, Error>?
+        /// The player now wants this resource: its slice in flight is left to finish (never cancelled or
+        /// repeated), and the job ends after it.
+        var adopted = false
+    }
+
+    struct State {
+        var queue: [PreloadTarget] = []
+        var job: Job?
+        var progress: [CacheKey: PreloadProgress] = [:]
+        var gateOpen = true
+        var gateWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+        var nextID = 0
+        var stopped = false
+    }
+
+    let loader: MediaLoader
+    /// Tuning.
+    public let configuration: PreloadConfiguration
+    let state = Mutex(State())
+
+    /// A preloader fetching through `loader`.
+    public init(loader: MediaLoader, configuration: PreloadConfiguration = PreloadConfiguration()) {
+        self.loader = loader
+        self.configuration = configuration
+    }
+
+    /// Replaces the queue with `urls`, nearest first, each preloaded for `configuration.seconds`.
+    public func resetPreloading(urls: [URL]) {
+        reset(urls.map { PreloadTarget(url: $0, amount: .seconds(configuration.seconds)) })
+    }
+
+    /// Replaces the queue with `targets`, nearest first. A preload in flight for a resource no longer wanted is
+    /// cancelled, unless it is `playing`'s: then its current slice finishes for the player, which joins it.
+    public func reset(_ targets: [PreloadTarget], playing: CacheKey? = nil) {
+        var unique: [PreloadTarget] = []
+        for target in targets where !unique.contains(where: { $0.key == target.key }) { unique.append(target) }
+        let (cancel, start) = state.withLock { s -> (Task<Void, Never>?, Bool) in
+            guard !s.stopped else { return (nil, false) }
+            let wanted = Set(unique.map(\.key))
+            for key in s.progress.keys where !wanted.contains(key) && s.progress[key]?.phase != .preloaded {
+                s.progress[key] = nil
+            }
+            var cancel: Task<Void, Never>?
+            if s.job.map({ wanted.contains($0.target.key) }) == true { s.job?.adopted = false }
+            if var job = s.job, !wanted.contains(job.target.key) {
+                if job.target.key == playing {
+                    job.adopted = true
+                    s.job = job
+                } else {
+                    cancel = job.task
+                }
+            }
+            let running = s.job?.target.key
+            s.queue = unique.filter { $0.key != running }
+            for target in s.queue where s.progress[target.key]?.phase != .preloaded {
+                s.progress[target.key] = PreloadProgress(phase: .queued)
+            }
+            return (cancel, s.job == nil && !s.queue.isEmpty)
+        }
+        cancel?.cancel()
+        if start { startNext() }
+    }
+
+    /// Holds preloading back (the playing video needs the bandwidth): the slice in flight is cancelled.
+    public func pause() {
+        let slice = state.withLock { s -> Task<Void, Error>? in
+            s.gateOpen = false
+            guard let job = s.job, !job.adopted else { return nil }
+            return job.slice
+        }
+        slice?.cancel()
+    }
+
+    /// Lets preloading continue.
+    public func resume() {
+        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            s.gateOpen = true
+            defer { s.gateWaiters = [:] }
+            return Array(s.gateWaiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// True while held back by `pause()`.
+    public var isPaused: Bool { state.withLock { !$0.gateOpen } }
+
+    /// Progress of every queued, running, finished or failed preload.
+    public var progress: [CacheKey: PreloadProgress] { state.withLock { $0.progress } }
+
+    /// The resource being preloaded now, if any.
+    public var active: CacheKey? { state.withLock { $0.job?.target.key } }
+
+    /// Returns once nothing is queued or running.
+    public func waitUntilIdle() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let idle = state.withLock { s -> Bool in
+                if s.job == nil && s.queue.isEmpty { return true }
+                s.idleWaiters.append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
+        }
+    }
+
+    /// Cancels everything and accepts no more work.
+    public func stop() async {
+        let task = state.withLock { s -> Task<Void, Never>? in
+            s.stopped = true
+            s.queue = []
+            return s.job?.task
+        }
+        task?.cancel()
+        resume()
+        await task?.value
+    }
+
+    /// Preloads one target now, outside the queue and the gate (the `prefetch` command), reporting progress.
+    public func preload(
+        _ target: PreloadTarget, onProgress: @escaping @Sendable (PreloadProgress) -> Void = { _ in }
+    ) async throws -> PreloadProgress {
+        try await run(target, gated: false, onProgress: onProgress)
+    }
+
+    private func startNext() {
+        state.withLock { s in
+            guard s.job == nil, !s.stopped, !s.queue.isEmpty else { return }
+            let target = s.queue.removeFirst()
+            s.progress[target.key] = PreloadProgress(phase: .preloading)
+            let task = Task { [self] in
+                do {
+                    _ = try await run(target, gated: true) { [self] progress in
+                        state.withLock { $0.progress[target.key] = progress }
+                    }
+                } catch is CancellationError {
+                    state.withLock { s in
+                        if s.progress[target.key]?.phase != .preloaded { s.progress[target.key] = nil }
+                    }
+                } catch {
+                    state.withLock {
+                        $0.progress[target.key] = PreloadProgress(phase: .failed, error: "\(error)")
+                    }
+                }
+                finished(target.key)
+            }
+            s.job = Job(target: target, task: task)
+        }
+    }
+
+    private func finished(_ key: CacheKey) {
+        let idle = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            if s.job?.target.key == key { s.job = nil }
+            guard s.queue.isEmpty || s.stopped else { return [] }
+            defer { s.idleWaiters = [] }
+            return s.idleWaiters
+        }
+        for waiter in idle { waiter.resume() }
+        startNext()
+    }
+}

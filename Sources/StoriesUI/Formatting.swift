@@ -1,0 +1,80 @@
+import Foundation
+
+/// Byte counts for people: decimal units, one decimal place.
+public enum ByteFormat {
+    /// `1234567` → `1.2 MB`.
+    public static func string(_ bytes: Int64) -> String {
+        let units = ["B", "kB", "MB", "GB", "TB"]
+        var value = Double(bytes)
+        var unit = 0
+        while abs(value) >= 1000, unit < units.count - 1 {
+            value /= 1000
+            unit += 1
+        }
+        return unit == 0 ? "\(bytes) B" : "\(String(format: "%.1f", value)) \(units[unit])"
+    }
+
+    /// A rate: `480 kB/s`.
+    public static func rate(_ bytesPerSecond: Double) -> String {
+        string(Int64(bytesPerSecond.rounded())) + "/s"
+    }
+}
+
+/// Media times for people.
+enum TimeFormat {
+    /// `63.25` → `1:03.2`.
+    static func clock(_ seconds: Double) -> String {
+        let tenths = Int((Swift.max(0, seconds) * 10).rounded(.down))
+        let minutes = tenths / 600
+        let rest = tenths % 600
+        return String(format: "%d:%02d.%d", minutes, rest / 10, rest % 10)
+    }
+
+    /// `0.4` → `0.4 s`.
+    static func seconds(_ seconds: Double) -> String { String(format: "%.1f s", seconds) }
+}
+
+/// The characters the screen is drawn with: block elements in a UTF-8 locale, plain ASCII otherwise.
+struct Glyphs: Sendable {
+    var segmentDone: Character
+    var segmentAhead: Character
+    var full: Character
+    var partial: Character
+    var none: Character
+    var horizontal: Character
+    var vertical: Character
+    var dot: String
+    var play: String
+    var pause: String
+    var current: Character
+    var ellipsis: String
+    var times: String
+    var keys: (previous: String, next: String)
+
+    static let unicode = Glyphs(
+        segmentDone: "━", segmentAhead: "─", full: "█", partial: "▓", none: "░", horizontal: "─", vertical: "│",
+        dot: "·", play: "▶", pause: "‖", current: "▶", ellipsis: "…", times: "×", keys: ("←/h", "→/l"))
+    static let ascii = Glyphs(
+        segmentDone: "=", segmentAhead: "-", full: "#", partial: "+", none: ".", horizontal: "-", vertical: "|",
+        dot: "-", play: ">", pause: "||", current: ">", ellipsis: "...", times: "x", keys: ("<-/h", "->/l"))
+}
+
+extension String {
+    /// Cut to `width` characters, ending with `ellipsis` when cut.
+    func truncated(to width: Int, ellipsis: String) -> String {
+        guard count > width else { return self }
+        guard width > ellipsis.count else { return String(prefix(Swift.max(0, width))) }
+        return String(prefix(width - ellipsis.count)) + ellipsis
+    }
+
+    /// Padded with spaces (or cut) to exactly `width` characters.
+    func padded(to width: Int, ellipsis: String = "") -> String {
+        let cut = truncated(to: width, ellipsis: ellipsis)
+        return cut + String(repeating: " ", count: Swift.max(0, width - cut.count))
+    }
+
+    /// Right-aligned in `width` characters.
+    func leftPadded(to width: Int) -> String {
+        String(repeating: " ", count: Swift.max(0, width - count)) + self
+    }
+}

@@ -1,0 +1,122 @@
+import MediaCache
+import StoryPlayer
+import Terminal
+
+extension StoriesRenderer {
+    /// The story area: the player's state centred, then buffer health, the cached-bytes map, startup and stalls.
+    mutating func drawBody(x: Int, y: Int, width: Int, height: Int) {
+        let infoRows = 3
+        let viewportHeight = Swift.max(3, height - infoRows - 1)
+        let lines = viewportLines()
+        let top = y + Swift.max(0, (viewportHeight - lines.count) / 2)
+        for (i, (text, style)) in lines.enumerated() where top + i < y + viewportHeight {
+            let shown = text.truncated(to: width - 2, ellipsis: glyphs.ellipsis)
+            grid.put(shown, x: x + Swift.max(1, (width - shown.count) / 2), y: top + i, style: style)
+        }
+        guard snapshot.current != nil else { return }
+        let infoTop = y + height - infoRows
+        drawBuffer(x: x + 1, y: infoTop, width: width - 2)
+        drawCacheMap(x: x + 1, y: infoTop + 1, width: width - 2)
+        drawStartup(x: x + 1, y: infoTop + 2, width: width - 2)
+    }
+
+    /// The centred lines: the story's title and what the player is doing, or the end-of-playlist message.
+    private func viewportLines() -> [(String, CellStyle)] {
+        guard let index = snapshot.current else {
+            if snapshot.finished {
+                let anyEligible = snapshot.stories.contains(where: \.eligible)
+                if !anyEligible {
+                    return [
+                        ("Every story reached its view limit", CellStyle(bold: true)), ("", .plain),
+                        ("run with --all to watch them again \(glyphs.dot) q quits", CellStyle(dim: true)),
+                    ]
+                }
+                return [
+                    ("All stories watched", CellStyle(bold: true)), ("", .plain),
+                    ("\(glyphs.keys.previous) back \(glyphs.dot) r start over \(glyphs.dot) q quit", CellStyle(dim: true)),
+                ]
+            }
+            return [("Starting\(glyphs.ellipsis)", CellStyle(dim: true))]
+        }
+        let row = snapshot.stories[index]
+        var lines: [(String, CellStyle)] = [(row.title, CellStyle(bold: true)), ("", .plain)]
+        guard let status = snapshot.status else {
+            lines.append(("Loading\(glyphs.ellipsis)", tint(.yellow)))
+            return lines
+        }
+        switch status.state {
+        case .loading:
+            lines.append(("Loading\(glyphs.ellipsis)", tint(.yellow)))
+        case .playing:
+            lines.append(("\(glyphs.play) Playing", tint(.green)))
+        case .paused:
+            lines.append(("\(glyphs.pause) Paused \(glyphs.dot) space resumes", CellStyle(bold: true, reverse: true)))
+        case .stalled:
+            lines.append(("Buffering\(glyphs.ellipsis)", tint(.yellow, bold: true)))
+        case .finished:
+            lines.append(("Finished", CellStyle(dim: true)))
+        case .failed:
+            lines.append(("Cannot play: \(status.error ?? "unknown error")", tint(.red, bold: true)))
+        }
+        if snapshot.paused, status.state == .loading || status.state == .stalled {
+            lines.append(("\(glyphs.pause) paused", CellStyle(bold: true)))
+        }
+        return lines
+    }
+
+    /// Seconds buffered ahead of the playhead, as a bar (full at 2.5 s, a little over the player's read-ahead).
+    private mutating func drawBuffer(x: Int, y: Int, width: Int) {
+        let status = snapshot.status
+        let buffered = status?.bufferedSeconds ?? 0
+        let suffix = status?.state == .loading && buffered == 0 ? "waiting" : "\(TimeFormat.seconds(buffered)) ahead"
+        let barWidth = Swift.max(4, width - 9 - 30)
+        let filled = Int((Double(barWidth) * Swift.min(1, buffered / 2.5)).rounded())
+        var column = grid.put("Buffer".padded(to: 9), x: x, y: y, style: CellStyle(bold: true))
+        let healthy = buffered >= 1 || status?.state == .finished
+        grid.fill(glyphs.full, x: column, y: y, count: filled, style: tint(healthy ? .green : .yellow))
+        grid.fill(glyphs.none, x: column + filled, y: y, count: barWidth - filled, style: CellStyle(dim: true))
+        column += barWidth
+        grid.put(" " + suffix, x: column, y: y, maxWidth: x + width - column)
+    }
+
+    /// Which byte ranges of the current video are cached: one cell per slice of the file, full, partly or not.
+    private mutating func drawCacheMap(x: Int, y: Int, width: Int) {
+        var column = grid.put("Cached".padded(to: 9), x: x, y: y, style: CellStyle(bold: true))
+        guard let index = snapshot.current, let length = snapshot.stories[index].contentLength, length > 0 else {
+            grid.put("waiting for the first bytes\(glyphs.ellipsis)", x: column, y: y, style: CellStyle(dim: true))
+            return
+        }
+        let barWidth = Swift.max(4, width - 9 - 30)
+        let ranges = snapshot.cachedRanges
+        for cell in 0..<barWidth {
+            let start = length * Int64(cell) / Int64(barWidth)
+            let end = Swift.max(start + 1, length * Int64(cell + 1) / Int64(barWidth))
+            let present = ranges.present(in: start..<end).reduce(Int64(0)) { $0 + Int64($1.count) }
+            if present >= end - start {
+                grid[column + cell, y] = Cell(glyphs.full, tint(.cyan))
+            } else if present > 0 {
+                grid[column + cell, y] = Cell(glyphs.partial, tint(.cyan))
+            } else {
+                grid[column + cell, y] = Cell(glyphs.none, CellStyle(dim: true))
+            }
+        }
+        column += barWidth
+        let cached = ranges.total
+        let percent = Int((Double(cached) * 100 / Double(length)).rounded(.down))
+        grid.put(
+            " \(ByteFormat.string(cached)) of \(ByteFormat.string(length)) (\(percent)%)", x: column, y: y,
+            maxWidth: x + width - column)
+    }
+
+    private mutating func drawStartup(x: Int, y: Int, width: Int) {
+        let status = snapshot.status
+        var column = grid.put("Startup".padded(to: 9), x: x, y: y, style: CellStyle(bold: true))
+        let startup = status?.startupMs.map { "\($0) ms" } ?? "\(glyphs.ellipsis)"
+        column = grid.put(startup.padded(to: 12), x: column, y: y)
+        column = grid.put("Stalls ", x: column, y: y, style: CellStyle(bold: true))
+        let stalls = status?.stalls ?? 0
+        grid.put(
+            "\(stalls) (\(TimeFormat.seconds(status?.stallSeconds ?? 0)))", x: column, y: y,
+            style: stalls > 0 ? tint(.yellow) : .plain, maxWidth: x + width - column)
+    }
+}

@@ -1,0 +1,81 @@
+import MediaCache
+import StoryPlayer
+import Terminal
+
+extension StoriesRenderer {
+    /// The cache pane: one row per story (plays, cached %, state) and the session's totals.
+    mutating func drawPane(x: Int, y: Int, width: Int, height: Int) {
+        let inner = width - 2
+        let left = x + 1
+        grid.put("Cache", x: left, y: y, style: CellStyle(bold: true))
+        let stateWidth = 14
+        let playsWidth = 5
+        let cachedWidth = 6
+        let titleWidth = Swift.max(6, inner - 3 - playsWidth - cachedWidth - stateWidth - 3)
+        let header = "#".padded(to: 3) + "Story".padded(to: titleWidth) + " " + "Plays".leftPadded(to: playsWidth)
+            + " " + "Cached".leftPadded(to: cachedWidth) + " " + "State"
+        grid.put(header, x: left, y: y + 1, style: CellStyle(dim: true), maxWidth: inner)
+        let totalsRows = 7
+        let listRows = Swift.max(1, height - 2 - totalsRows)
+        let stories = snapshot.stories
+        let first = Swift.max(0, Swift.min((snapshot.current ?? 0) - listRows / 2, stories.count - listRows))
+        var rowY = y + 2
+        for i in first..<Swift.min(stories.count, first + listRows) {
+            let row = stories[i]
+            let isCurrent = i == snapshot.current
+            let marker = isCurrent ? String(glyphs.current) : "\(i + 1)"
+            let plays = "\(row.plays)" + (row.maxViews.map { "/\($0)" } ?? "")
+            let cached = row.cachedFraction.map { "\(Int(($0 * 100).rounded(.down)))%" } ?? "-"
+            let base = CellStyle(bold: isCurrent, dim: !row.eligible && !isCurrent)
+            var column = grid.put(marker.padded(to: 3), x: left, y: rowY, style: base)
+            column = grid.put(row.title.padded(to: titleWidth, ellipsis: glyphs.ellipsis) + " ", x: column, y: rowY, style: base)
+            column = grid.put(plays.leftPadded(to: playsWidth) + " ", x: column, y: rowY, style: base)
+            column = grid.put(cached.leftPadded(to: cachedWidth) + " ", x: column, y: rowY, style: base)
+            let (state, style) = stateLabel(row, isCurrent: isCurrent)
+            grid.put(state, x: column, y: rowY, style: style, maxWidth: left + inner - column)
+            rowY += 1
+        }
+        if first + listRows < stories.count {
+            grid.put(
+                "\(glyphs.ellipsis) \(stories.count - first - listRows) more", x: left, y: rowY - 1,
+                style: CellStyle(dim: true), maxWidth: inner)
+        }
+        drawTotals(x: left, y: y + height - totalsRows + 1, width: inner)
+    }
+
+    /// A story's cache state: its preload while one is queued or running (not for the playing story, whose
+    /// bytes the player now fetches), else HIT / PART / MISS by bytes cached.
+    func stateLabel(_ row: StoryRow, isCurrent: Bool) -> (String, CellStyle) {
+        let complete = (row.cachedFraction ?? 0) >= 1
+        if let preload = row.preload, !complete, !isCurrent {
+            let percent = preload.fraction.map { " \(Int(($0 * 100).rounded(.down)))%" } ?? ""
+            switch preload.phase {
+            case .queued: return ("QUEUED", CellStyle(dim: true))
+            case .preloading: return ("PRELOADING" + percent, tint(.cyan, bold: true))
+            case .paused: return ("HELD" + percent, tint(.cyan))
+            case .preloaded: return ("PRELOADED", tint(.cyan, bold: true))
+            case .failed: return ("FAILED", tint(.red))
+            }
+        }
+        if complete { return ("HIT", tint(.green, bold: true)) }
+        if row.cachedBytes > 0 { return ("PART", tint(.yellow)) }
+        return ("MISS", tint(.red))
+    }
+
+    private mutating func drawTotals(x: Int, y: Int, width: Int) {
+        let totals = snapshot.totals
+        let ratio = totals.hitRatio.map { "\(Int(($0 * 100).rounded()))%" } ?? "-"
+        let rows: [(String, String)] = [
+            ("Hit ratio", "\(ratio) of bytes played"),
+            ("Bytes saved", ByteFormat.string(totals.cacheBytes)),
+            ("Origin bytes", ByteFormat.string(totals.originBytes)),
+            ("Disk", "\(ByteFormat.string(totals.diskUsed)) / \(ByteFormat.string(totals.diskLimit))"),
+            ("Network", ByteFormat.rate(totals.networkBytesPerSecond)),
+            ("Preloading", snapshot.preloading ? "on" : "off (--no-preload)"),
+        ]
+        for (i, (label, value)) in rows.enumerated() {
+            let column = grid.put(label.padded(to: 14), x: x, y: y + i, style: CellStyle(bold: true), maxWidth: width)
+            grid.put(value, x: column, y: y + i, maxWidth: x + width - column)
+        }
+    }
+}

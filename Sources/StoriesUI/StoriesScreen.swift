@@ -1,0 +1,65 @@
+import StoryPlayer
+import Terminal
+
+/// What the screen shows: the session's state plus the viewer's display choices. A value; rendering it is pure.
+public struct StoriesScreen: Sendable, Equatable {
+    /// The session now.
+    public var snapshot: SessionSnapshot
+    /// The cache pane is open (`c`).
+    public var paneOpen = false
+    /// Draw block characters (UTF-8 locale) rather than ASCII.
+    public var unicode = true
+    /// Colour the cache indicator and states (off under `NO_COLOR`; text carries the meaning either way).
+    public var color = true
+
+    /// A screen state.
+    public init(snapshot: SessionSnapshot, paneOpen: Bool = false, unicode: Bool = true, color: Bool = true) {
+        self.snapshot = snapshot
+        self.paneOpen = paneOpen
+        self.unicode = unicode
+        self.color = color
+    }
+
+    /// The smallest terminal the layout fits.
+    public static let minimumSize = (width: 60, height: 16)
+    /// From this width the cache pane sits beside the story instead of over it.
+    public static let sideBySideWidth = 100
+}
+
+/// What a key, click or resize means.
+public enum UIAction: Sendable, Equatable {
+    /// Tell the session.
+    case command(StoryCommand)
+    /// Open or close the cache pane.
+    case togglePane
+    /// Leave.
+    case quit
+    /// Lay out again (the terminal changed size).
+    case relayout
+}
+
+/// The key map: ←/→ and h/l, space, r, c, q/Esc (and Ctrl-C), and clicks on the left or right half.
+public enum KeyMap {
+    /// The action for `input` on a screen `width` columns wide, nil when it means nothing.
+    public static func action(for input: TerminalInput, width: Int) -> UIAction? {
+        switch input {
+        case .left: return .command(.previous)
+        case .right: return .command(.next)
+        case .up, .down: return nil
+        case .escape: return .quit
+        case .resize: return .relayout
+        case .click(let x, _): return .command(x < width / 2 ? .previous : .next)
+        case .character(let character):
+            switch character {
+            case "h", "H": return .command(.previous)
+            case "l", "L": return .command(.next)
+            case " ", "p", "P": return .command(.togglePause)
+            case "r", "R": return .command(.replay)
+            case "c", "C": return .togglePane
+            case "q", "Q", "\u{3}", "\u{4}": return .quit
+            case "\u{C}": return .relayout
+            default: return nil
+            }
+        }
+    }
+}

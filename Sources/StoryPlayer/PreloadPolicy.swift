@@ -1,0 +1,112 @@
+import Foundation
+import MediaCache
+import Synchronization
+
+/// When and what to preload around the playing story: a small state machine with no I/O. Preloading opens once
+/// the playing story has started and its buffer reaches the high-water mark (or holds the rest of the video), and
+/// closes when the buffer falls below the low-water mark, so preloads never take bandwidth a stall would need.
+public struct PreloadPolicy: Sendable, Equatable {
+    /// Stories after the current one to preload.
+    public var ahead = 2
+    /// Stories before the current one to preload (for ←).
+    public var behind = 1
+    /// Seconds of payload each preload fetches after the header.
+    public var seconds: Double = 3
+    /// Buffered seconds below which preloading pauses.
+    public var lowWater: Double = 0.75
+    /// Buffered seconds above which preloading resumes.
+    public var highWater: Double = 1.5
+    /// True while preloading may run.
+    public private(set) var isOpen = false
+
+    /// The defaults.
+    public init() {}
+
+    /// Feeds the playing story's status; returns true when the gate changed (read `isOpen`).
+    public mutating func update(_ status: PlaybackStatus) -> Bool {
+        let before = isOpen
+        let bufferedToEnd = status.duration.map { status.position + status.bufferedSeconds >= $0 - 1e-6 } ?? false
+        switch status.state {
+        case .loading, .stalled:
+            isOpen = false
+        case .playing, .paused:
+            if bufferedToEnd || status.bufferedSeconds >= highWater {
+                isOpen = true
+            } else if status.bufferedSeconds < lowWater {
+                isOpen = false
+            }
+        case .finished, .failed:
+            // Nothing more to protect until the next story starts.
+            isOpen = true
+        }
+        return isOpen != before
+    }
+
+    /// Closes the gate (a new story is starting).
+    public mutating func storyChanged() { isOpen = false }
+
+    /// The stories to preload around `current`, nearest first: the next `ahead` eligible ones, then the previous
+    /// `behind` eligible ones.
+    public func targets(around current: Int, navigator: StoryNavigator) -> [Int] {
+        var result: [Int] = []
+        var i = current + 1
+        while result.count < ahead, i < navigator.stories.count {
+            if navigator.isEligible(i) { result.append(i) }
+            i += 1
+        }
+        var back: [Int] = []
+        i = current - 1
+        while back.count < behind, i >= 0 {
+            if navigator.isEligible(i) { back.append(i) }
+            i -= 1
+        }
+        return result + back
+    }
+}
+
+/// Runs a `PreloadPolicy` against a `Preloader` for one session: re-plans on every story change and opens or
+/// closes the gate as the playing story's buffer moves.
+public final class PreloadDriver: Sendable {
+    /// The preloader driven.
+    public let preloader: Preloader
+    let resolve: @Sendable (Story) -> ResolvedSource
+    let policy: Mutex<PreloadPolicy>
+
+    /// A driver of `preloader` with `policy`; `resolve` maps stories to URLs and keys.
+    public init(preloader: Preloader, policy: PreloadPolicy, resolve: @escaping @Sendable (Story) -> ResolvedSource) {
+        self.preloader = preloader
+        self.resolve = resolve
+        self.policy = Mutex(policy)
+    }
+
+    /// The playing story is now `current` (nil: none): closes the gate and re-plans the queue.
+    public func storyChanged(to current: Int?, navigator: StoryNavigator) {
+        let (targets, seconds) = policy.withLock { p -> ([Int], Double) in
+            p.storyChanged()
+            return (current.map { p.targets(around: $0, navigator: navigator) } ?? [], p.seconds)
+        }
+        preloader.pause()
+        let playing = current.map { resolve(navigator.stories[$0]).key }
+        preloader.reset(
+            targets.map { index in
+                let source = resolve(navigator.stories[index])
+                return PreloadTarget(url: source.url, key: source.key, amount: .seconds(seconds))
+            },
+            playing: playing)
+    }
+
+    /// Feeds the playing story's status, opening or closing the gate.
+    public func observe(_ status: PlaybackStatus) {
+        let (changed, open) = policy.withLock { p in (p.update(status), p.isOpen) }
+        guard changed else { return }
+        if open { preloader.resume() } else { preloader.pause() }
+    }
+
+    /// Observes `player` every `interval` seconds of `clock` time until the task is cancelled.
+    public func watch(_ player: PlayerStub, clock: PlaybackClock, interval: Double = 0.1) async {
+        while !Task.isCancelled {
+            observe(player.status)
+            do { try await clock.sleep(until: clock.now + interval) } catch { return }
+        }
+    }
+}

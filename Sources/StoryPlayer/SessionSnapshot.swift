@@ -1,0 +1,114 @@
+import Foundation
+import MediaCache
+
+/// One story as a display shows it.
+public struct StoryRow: Sendable, Equatable {
+    /// The story's id.
+    public var id: String
+    /// Its title.
+    public var title: String
+    /// Plays so far (across runs).
+    public var plays: Int
+    /// Its play limit, if any.
+    public var maxViews: Int?
+    /// False once it reached `maxViews` (it is skipped unless all are shown).
+    public var eligible: Bool
+    /// Its length in bytes, once known.
+    public var contentLength: Int64?
+    /// Bytes of it cached.
+    public var cachedBytes: Int64
+    /// Its preload, if one is queued, running or done.
+    public var preload: PreloadProgress?
+
+    /// A row.
+    public init(
+        id: String, title: String, plays: Int = 0, maxViews: Int? = nil, eligible: Bool = true,
+        contentLength: Int64? = nil, cachedBytes: Int64 = 0, preload: PreloadProgress? = nil
+    ) {
+        self.id = id
+        self.title = title
+        self.plays = plays
+        self.maxViews = maxViews
+        self.eligible = eligible
+        self.contentLength = contentLength
+        self.cachedBytes = cachedBytes
+        self.preload = preload
+    }
+
+    /// Cached share 0…1, once the length is known.
+    public var cachedFraction: Double? {
+        guard let contentLength, contentLength > 0 else { return nil }
+        return Double(cachedBytes) / Double(contentLength)
+    }
+}
+
+/// Session-wide cache and network figures.
+public struct SessionTotals: Sendable, Equatable {
+    /// Bytes delivered from the cache this session (downloads saved).
+    public var cacheBytes: Int64 = 0
+    /// Bytes delivered from the origin this session.
+    public var originBytes: Int64 = 0
+    /// Bytes on disk now.
+    public var diskUsed: Int64 = 0
+    /// The disk budget (partial plus complete).
+    public var diskLimit: Int64 = 0
+    /// Recent download speed, bytes per second.
+    public var networkBytesPerSecond: Double = 0
+
+    /// Totals.
+    public init(
+        cacheBytes: Int64 = 0, originBytes: Int64 = 0, diskUsed: Int64 = 0, diskLimit: Int64 = 0,
+        networkBytesPerSecond: Double = 0
+    ) {
+        self.cacheBytes = cacheBytes
+        self.originBytes = originBytes
+        self.diskUsed = diskUsed
+        self.diskLimit = diskLimit
+        self.networkBytesPerSecond = networkBytesPerSecond
+    }
+
+    /// Share of delivered bytes that came from the cache, once anything was delivered.
+    public var hitRatio: Double? {
+        let total = cacheBytes + originBytes
+        return total > 0 ? Double(cacheBytes) / Double(total) : nil
+    }
+}
+
+/// Everything the stories screen shows, at one moment.
+public struct SessionSnapshot: Sendable, Equatable {
+    /// The playlist's title.
+    public var title: String
+    /// Every story in playlist order.
+    public var stories: [StoryRow]
+    /// The current story, nil before the first and after the last.
+    public var current: Int?
+    /// True after the last story (or when none is eligible).
+    public var finished = false
+    /// True while the user paused.
+    public var paused = false
+    /// The current story's playback.
+    public var status: PlaybackStatus?
+    /// The current video's cached byte ranges.
+    public var cachedRanges = ByteRangeSet()
+    /// Session totals.
+    public var totals = SessionTotals()
+    /// False when preloading is off.
+    public var preloading = true
+
+    /// A snapshot.
+    public init(
+        title: String, stories: [StoryRow], current: Int? = nil, finished: Bool = false, paused: Bool = false,
+        status: PlaybackStatus? = nil, cachedRanges: ByteRangeSet = ByteRangeSet(), totals: SessionTotals = SessionTotals(),
+        preloading: Bool = true
+    ) {
+        self.title = title
+        self.stories = stories
+        self.current = current
+        self.finished = finished
+        self.paused = paused
+        self.status = status
+        self.cachedRanges = cachedRanges
+        self.totals = totals
+        self.preloading = preloading
+    }
+}

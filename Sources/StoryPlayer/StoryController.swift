@@ -1,0 +1,193 @@
+import Foundation
+import MediaCache
+import Synchronization
+
+/// What a viewer can ask for.
+public enum StoryCommand: Sendable, Equatable {
+    /// The next story (→).
+    case next
+    /// The previous story (←).
+    case previous
+    /// Pause or resume (space).
+    case togglePause
+    /// Play the current story again from the start; after the end, start over (r).
+    case replay
+}
+
+/// An interactive session: one player at a time, auto-advance, previous/next, pause, replay, play counts, and
+/// preloading around the playing story. Commands and snapshots are synchronous and cheap, so a UI thread can call
+/// them directly; players run as tasks.
+public final class StoryController: Sendable {
+    struct State {
+        var navigator: StoryNavigator
+        var player: PlayerStub?
+        var playerTask: Task<Void, Never>?
+        var watchTask: Task<Void, Never>?
+        var generation = 0
+        var paused = false
+        var stopped = false
+        var samples: [(time: Double, bytes: Int64)] = []
+    }
+
+    /// The session played.
+    public let session: StorySession
+    let state: Mutex<State>
+    /// Seconds failed stories stay on screen before moving on.
+    let failureDwell: Double
+    private let started = ContinuousClock.now
+
+    /// A controller over `session`, before the first story.
+    public init(session: StorySession, failureDwell: Double = 3) throws {
+        self.session = session
+        self.failureDwell = failureDwell
+        state = Mutex(State(navigator: try session.makeNavigator()))
+    }
+
+    /// Starts the first eligible story (or finishes at once when none is).
+    public func start() {
+        let index = state.withLock { $0.navigator.start() }
+        play(index)
+    }
+
+    /// Carries out a viewer's command.
+    public func perform(_ command: StoryCommand) {
+        switch command {
+        case .next:
+            let index = state.withLock { s -> Int?? in
+                guard !s.navigator.isFinished else { return .none }
+                return .some(s.navigator.next())
+            }
+            if let index { play(index) }
+        case .previous:
+            let index = state.withLock { s -> Int? in
+                if s.navigator.isFinished {
+                    guard let last = s.navigator.lastEligible else { return nil }
+                    s.navigator.jump(to: last)
+                    return last
+                }
+                return s.navigator.previous()
+            }
+            if let index { play(index) }
+        case .togglePause:
+            state.withLock { s in
+                guard s.player != nil else { return }
+                s.paused.toggle()
+                s.player?.setPaused(s.paused)
+            }
+        case .replay:
+            let index = state.withLock { s -> Int? in
+                if let current = s.navigator.index { return current }
+                return s.navigator.start()
+            }
+            play(index)
+        }
+    }
+
+    /// Stops the player and preloading.
+    public func stop() async {
+        let (player, watch) = state.withLock { s -> (Task<Void, Never>?, Task<Void, Never>?) in
+            s.stopped = true
+            s.generation += 1
+            return (s.playerTask, s.watchTask)
+        }
+        player?.cancel()
+        watch?.cancel()
+        await player?.value
+        await watch?.value
+        await session.preload?.preloader.stop()
+    }
+
+    /// The screen's state now.
+    public func snapshot() -> SessionSnapshot {
+        let (navigator, player, paused) = state.withLock { ($0.navigator, $0.player, $0.paused) }
+        let store = session.loader.store
+        let preloads = session.preload?.preloader.progress ?? [:]
+        var rows: [StoryRow] = []
+        var currentRanges = ByteRangeSet()
+        for (i, story) in session.playlist.stories.enumerated() {
+            let key = session.resolve(story).key
+            let info = store.info(for: key)
+            let ranges = info?.ranges ?? ByteRangeSet()
+            if i == navigator.index { currentRanges = ranges }
+            rows.append(StoryRow(
+                id: story.id, title: story.title, plays: navigator.plays(i), maxViews: story.maxViews,
+                eligible: navigator.isEligible(i), contentLength: info?.metadata.contentLength,
+                cachedBytes: ranges.total, preload: preloads[key]))
+        }
+        let metrics = session.loader.metrics
+        let totals = SessionTotals(
+            cacheBytes: metrics.cacheBytes, originBytes: metrics.originBytes, diskUsed: store.storedBytes,
+            diskLimit: store.configuration.totalByteLimit, networkBytesPerSecond: networkSpeed())
+        return SessionSnapshot(
+            title: session.playlist.title, stories: rows, current: navigator.index, finished: navigator.isFinished,
+            paused: paused, status: navigator.index == nil ? nil : player?.status, cachedRanges: currentRanges,
+            totals: totals, preloading: session.preload != nil)
+    }
+
+    /// Bytes per second received from the origin over about the last two seconds of wall time.
+    private func networkSpeed() -> Double {
+        let elapsed = ContinuousClock.now - started
+        let now = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let bytes = session.loader.transferCounters.bytes
+        return state.withLock { s in
+            s.samples.append((now, bytes))
+            s.samples.removeAll { now - $0.time > 2 }
+            guard let first = s.samples.first, now - first.time > 0.2 else { return 0 }
+            return Double(bytes - first.bytes) / (now - first.time)
+        }
+    }
+
+    /// Starts story `index` (nil: the end), replacing the current player.
+    private func play(_ index: Int?) {
+        let (generation, old, oldWatch, navigator) = state.withLock {
+            s -> (Int, Task<Void, Never>?, Task<Void, Never>?, StoryNavigator) in
+            s.generation += 1
+            defer {
+                s.playerTask = nil
+                s.watchTask = nil
+                s.player = nil
+                s.paused = false
+            }
+            return (s.generation, s.playerTask, s.watchTask, s.navigator)
+        }
+        old?.cancel()
+        oldWatch?.cancel()
+        guard state.withLock({ !$0.stopped }) else { return }
+        session.preload?.storyChanged(to: index, navigator: navigator)
+        guard let index else { return }
+        let player = session.makePlayer(for: index) { [self] event in
+            if case .firstFrame = event { state.withLock { _ = $0.navigator.recordPlay(of: index) } }
+        }
+        let task = Task { [self] in
+            let status = await player.run()
+            await ended(generation: generation, status: status)
+        }
+        let watch = session.preload.map { driver in
+            Task { await driver.watch(player, clock: session.clock) }
+        }
+        let current = state.withLock { s -> Bool in
+            guard s.generation == generation else { return false }
+            s.player = player
+            s.playerTask = task
+            s.watchTask = watch
+            return true
+        }
+        if !current {
+            task.cancel()
+            watch?.cancel()
+        }
+    }
+
+    /// Auto-advance: a finished story moves on; a failed one moves on after showing its error for a while.
+    private func ended(generation: Int, status: PlaybackStatus) async {
+        guard status.state == .finished || status.state == .failed else { return }
+        if status.state == .failed {
+            try? await session.clock.sleep(until: session.clock.now + failureDwell)
+        }
+        let next = state.withLock { s -> Int?? in
+            guard s.generation == generation, !s.stopped else { return .none }
+            return .some(s.navigator.next())
+        }
+        if let next { play(next) }
+    }
+}

@@ -1,0 +1,115 @@
+/// A colour a cell's text can take (the terminal's own palette).
+public enum CellColor: Int, Sendable, CaseIterable {
+    case red = 1, green, yellow, blue, magenta, cyan, white
+}
+
+/// How a cell is drawn.
+public struct CellStyle: Sendable, Hashable {
+    /// The text colour; nil for the terminal's default.
+    public var color: CellColor?
+    /// Bold.
+    public var bold = false
+    /// Dim.
+    public var dim = false
+    /// Reverse video (used for highlights, which stay visible without colour).
+    public var reverse = false
+
+    /// A style.
+    public init(color: CellColor? = nil, bold: Bool = false, dim: Bool = false, reverse: Bool = false) {
+        self.color = color
+        self.bold = bold
+        self.dim = dim
+        self.reverse = reverse
+    }
+
+    /// The terminal's default look.
+    public static let plain = CellStyle()
+}
+
+/// One screen position: a single-column character and its style.
+public struct Cell: Sendable, Hashable {
+    /// The character (one column wide).
+    public var character: Character
+    /// Its style.
+    public var style: CellStyle
+
+    /// A cell.
+    public init(_ character: Character, _ style: CellStyle = .plain) {
+        self.character = character
+        self.style = style
+    }
+
+    /// A blank cell.
+    public static let blank = Cell(" ")
+}
+
+/// A screen's worth of cells, rows top to bottom: what a renderer produces and a terminal draws.
+public struct CellGrid: Sendable, Hashable {
+    /// Columns.
+    public let width: Int
+    /// Rows.
+    public let height: Int
+    /// The cells, row-major.
+    public private(set) var cells: [Cell]
+
+    /// A blank grid.
+    public init(width: Int, height: Int) {
+        self.width = Swift.max(0, width)
+        self.height = Swift.max(0, height)
+        cells = Array(repeating: .blank, count: self.width * self.height)
+    }
+
+    /// The cell at column `x`, row `y` (blank outside the grid).
+    public subscript(x: Int, y: Int) -> Cell {
+        get {
+            guard x >= 0, y >= 0, x < width, y < height else { return .blank }
+            return cells[y * width + x]
+        }
+        set {
+            guard x >= 0, y >= 0, x < width, y < height else { return }
+            cells[y * width + x] = newValue
+        }
+    }
+
+    /// Writes `text` from column `x` on row `y`, clipped to the grid and to `maxWidth` columns; returns the column
+    /// after the last character written.
+    @discardableResult
+    public mutating func put(_ text: String, x: Int, y: Int, style: CellStyle = .plain, maxWidth: Int? = nil) -> Int {
+        var column = x
+        let limit = Swift.min(width, x + (maxWidth ?? width))
+        for character in text {
+            guard column < limit else { break }
+            self[column, y] = Cell(character, style)
+            column += 1
+        }
+        return column
+    }
+
+    /// Fills `count` cells of row `y` from column `x` with `character`.
+    public mutating func fill(_ character: Character, x: Int, y: Int, count: Int, style: CellStyle = .plain) {
+        guard count > 0 else { return }
+        for column in x..<(x + count) { self[column, y] = Cell(character, style) }
+    }
+
+    /// Row `y`'s characters as a string (trailing spaces kept).
+    public func text(row y: Int) -> String {
+        guard y >= 0, y < height else { return "" }
+        return String(cells[(y * width)..<(y * width + width)].map(\.character))
+    }
+
+    /// Every row, trailing spaces trimmed (for tests and plain-text dumps).
+    public var lines: [String] {
+        (0..<height).map { y in
+            var line = text(row: y)
+            while line.last == " " { line.removeLast() }
+            return line
+        }
+    }
+
+    /// The style of the first cell of row `y` whose text starts `needle`, if the row contains it.
+    public func style(of needle: String, row y: Int) -> CellStyle? {
+        guard let range = text(row: y).range(of: needle) else { return nil }
+        let column = text(row: y).distance(from: text(row: y).startIndex, to: range.lowerBound)
+        return self[column, y].style
+    }
+}

@@ -1,0 +1,143 @@
+import CNcurses
+import Foundation
+
+/// Why the terminal could not be taken over.
+public struct TerminalError: Error, CustomStringConvertible {
+    /// What went wrong and what to do.
+    public let description: String
+}
+
+/// The ncurses backend: the only code that calls curses. Not thread-safe by design: curses is single-threaded, so
+/// one thread creates a screen, draws on it, reads input from it and stops it.
+public final class TerminalScreen {
+    /// True when the locale's character set is UTF-8 (block characters can be drawn).
+    public let unicode: Bool
+    /// True when colours are used (the terminal has them and `NO_COLOR` is not set).
+    public let color: Bool
+    private var screen: OpaquePointer?
+    private var drawn: CellGrid?
+
+    /// Takes over the terminal on stdin/stdout: raw keys without echo, hidden cursor, mouse clicks, colours
+    /// unless `NO_COLOR` is set. Throws when stdout is not a terminal curses can drive.
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        setlocale(LC_ALL, "")
+        let codeset = String(cString: stories_codeset()).uppercased()
+        unicode = codeset == "UTF-8" || codeset == "UTF8"
+        guard let screen = newterm(nil, stories_stdout(), stories_stdin()) else {
+            throw TerminalError(
+                description: "cannot drive this terminal (TERM=\(environment["TERM"] ?? "unset")); use --headless")
+        }
+        self.screen = screen
+        _ = set_term(screen)
+        cbreak()
+        noecho()
+        nonl()
+        keypad(stories_stdscr(), true)
+        _ = curs_set(0)
+        set_escdelay(25)
+        _ = mousemask(stories_button1_mask(), nil)
+        mouseinterval(0)
+        let wantsColor = (environment["NO_COLOR"] ?? "").isEmpty
+        if wantsColor, has_colors() {
+            start_color()
+            use_default_colors()
+            let palette: [(CellColor, Int32)] = [
+                (.red, COLOR_RED), (.green, COLOR_GREEN), (.yellow, COLOR_YELLOW), (.blue, COLOR_BLUE),
+                (.magenta, COLOR_MAGENTA), (.cyan, COLOR_CYAN), (.white, COLOR_WHITE),
+            ]
+            for (name, value) in palette { init_pair(Int16(name.rawValue), Int16(value), -1) }
+            color = true
+        } else {
+            color = false
+        }
+    }
+
+    deinit { stop() }
+
+    /// Columns and rows now.
+    public var size: (width: Int, height: Int) { (Int(stories_cols()), Int(stories_lines())) }
+
+    /// Draws `grid`, writing only rows that changed since the last draw; nothing at all when none did.
+    public func draw(_ grid: CellGrid) {
+        guard screen != nil else { return }
+        let window = stories_stdscr()
+        let previous = drawn
+        if previous?.width != grid.width || previous?.height != grid.height {
+            werase(window)
+        }
+        var changed = false
+        for y in 0..<grid.height {
+            let sameSize = previous?.width == grid.width && previous?.height == grid.height
+            if sameSize, let previous, (0..<grid.width).allSatisfy({ previous[$0, y] == grid[$0, y] }) { continue }
+            changed = true
+            var x = 0
+            while x < grid.width {
+                let style = grid[x, y].style
+                var run = ""
+                let start = x
+                while x < grid.width, grid[x, y].style == style {
+                    run.append(grid[x, y].character)
+                    x += 1
+                }
+                _ = wattrset(window, attributes(style))
+                // The bottom-right cell makes curses report a scroll it does not do; the text is drawn regardless.
+                _ = mvwaddstr(window, Int32(y), Int32(start), run)
+            }
+        }
+        _ = wattrset(window, 0)
+        drawn = grid
+        if changed || previous == nil { wrefresh(window) }
+    }
+
+    /// Forgets what is on screen, so the next draw repaints everything (after a resize).
+    public func invalidate() {
+        drawn = nil
+        clearok(stories_stdscr(), true)
+    }
+
+    /// Waits up to `timeoutMs` for input; nil when none came.
+    public func read(timeoutMs: Int) -> TerminalInput? {
+        guard screen != nil else { return nil }
+        let window = stories_stdscr()
+        wtimeout(window, Int32(timeoutMs))
+        var value: wint_t = 0
+        let result = wget_wch(window, &value)
+        if result == ERR { return nil }
+        if result == KEY_CODE_YES {
+            switch Int32(value) {
+            case KEY_LEFT: return .left
+            case KEY_RIGHT: return .right
+            case KEY_UP: return .up
+            case KEY_DOWN: return .down
+            case KEY_RESIZE: return .resize
+            case KEY_MOUSE:
+                var event = MEVENT()
+                guard getmouse(&event) == OK, stories_button1_pressed(event.bstate) != 0 else { return nil }
+                return .click(x: Int(event.x), y: Int(event.y))
+            default: return nil
+            }
+        }
+        if value == 27 { return .escape }
+        guard let scalar = Unicode.Scalar(UInt32(value)) else { return nil }
+        return .character(Character(scalar))
+    }
+
+    /// Gives the terminal back: cursor, echo, line mode, and the screen as it was. Safe to call twice.
+    public func stop() {
+        guard let screen else { return }
+        self.screen = nil
+        _ = curs_set(1)
+        endwin()
+        delscreen(screen)
+        fflush(stories_stdout())
+    }
+
+    private func attributes(_ style: CellStyle) -> Int32 {
+        var value: Int32 = 0
+        if style.bold { value |= stories_a_bold() }
+        if style.dim { value |= stories_a_dim() }
+        if style.reverse { value |= stories_a_reverse() }
+        if color, let tint = style.color { value |= stories_color_pair(Int32(tint.rawValue)) }
+        return value
+    }
+}

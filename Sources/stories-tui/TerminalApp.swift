@@ -1,0 +1,52 @@
+import Foundation
+import StoriesUI
+import StoryPlayer
+import Synchronization
+import Terminal
+
+/// A flag one thread raises and another polls (a signal asking the UI to quit).
+final class StopFlag: Sendable {
+    private let raised = Atomic<Bool>(false)
+    /// Raises the flag.
+    func raise() { raised.store(true, ordering: .relaxed) }
+    /// True once raised.
+    var isRaised: Bool { raised.load(ordering: .relaxed) }
+}
+
+/// The interactive stories screen. Curses is single-threaded, so one dedicated thread owns it from start to stop:
+/// it renders the controller's snapshot about ten times a second (drawing only what changed), reads keys and
+/// clicks, and gives the terminal back on quit, on a signal and on any error.
+enum TerminalApp {
+    /// Runs the UI until the viewer quits or `stop` is raised.
+    static func run(controller: StoryController, stop: StopFlag) async throws {
+        let result: Result<Void, Error> = await withCheckedContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(returning: Result { try loop(controller: controller, stop: stop) })
+            }
+            thread.name = "stories-tui.terminal"
+            thread.start()
+        }
+        await controller.stop()
+        try result.get()
+    }
+
+    private static func loop(controller: StoryController, stop: StopFlag) throws {
+        let screen = try TerminalScreen()
+        defer { screen.stop() }
+        var model = StoriesScreen(snapshot: controller.snapshot(), unicode: screen.unicode, color: screen.color)
+        controller.start()
+        while !stop.isRaised {
+            model.snapshot = controller.snapshot()
+            let size = screen.size
+            screen.draw(StoriesRenderer.render(model, width: size.width, height: size.height))
+            guard let input = screen.read(timeoutMs: 100) else { continue }
+            switch KeyMap.action(for: input, width: size.width) {
+            case .command(let command)?: controller.perform(command)
+            case .togglePane?: model.paneOpen.toggle()
+            case .relayout?: screen.invalidate()
+            case .quit?: return
+            case nil: break
+            }
+        }
+    }
+}
