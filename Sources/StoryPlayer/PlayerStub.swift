@@ -42,6 +42,9 @@ public struct PlaybackStatus: Sendable, Equatable {
     public var contentLength: Int64?
     /// Why playback failed.
     public var error: String?
+
+    /// A player's status before it starts.
+    public init() {}
 }
 
 /// A player that consumes bytes the way AVPlayer's resource loader asks for them: content information, then the

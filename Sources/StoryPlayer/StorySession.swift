@@ -85,6 +85,17 @@ public final class StorySession: Sendable {
     /// Plays every eligible story in order (auto-advance), reporting events; returns how many played.
     @discardableResult
     public func runHeadless(emit: @escaping @Sendable (PlayerEvent) -> Void) async throws -> Int {
+        do {
+            let played = try await playAll(emit: emit)
+            await preload?.preloader.stop()
+            return played
+        } catch {
+            await preload?.preloader.stop()
+            throw error
+        }
+    }
+
+    private func playAll(emit: @escaping @Sendable (PlayerEvent) -> Void) async throws -> Int {
         var navigator = try makeNavigator()
         var played = 0
         var skipped = 0
@@ -119,7 +130,6 @@ public final class StorySession: Sendable {
             skipped += 1
         }
         preload?.storyChanged(to: nil, navigator: navigator)
-        await preload?.preloader.stop()
         emit(.playlistEnd(played: played, skipped: skipped))
         return played
     }

@@ -1,0 +1,182 @@
+import Foundation
+import Testing
+
+/// Drives a private tmux server (its own socket, no config) holding one shell.
+struct Tmux {
+    let executable: String
+    /// The server's socket, inside the test's scratch directory so it goes away with it.
+    let socket: String
+
+    static func find() -> String? {
+        ["/usr/bin/tmux", "/usr/local/bin/tmux", "/bin/tmux"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// Runs tmux and waits for it to exit. Output goes to files, not pipes: the tmux server it may start
+    /// inherits the client's descriptors, so a pipe would never reach end of file.
+    @discardableResult
+    func run(_ arguments: [String]) async throws -> CLIResult {
+        let all = ["-S", socket, "-f", "/dev/null"] + arguments
+        let result = try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try Self.runBlocking(executable, all) })
+            }
+        }
+        guard result.status == 0 else {
+            throw CLIError("tmux \(arguments.joined(separator: " ")) failed: \(result.stderr)")
+        }
+        return result
+    }
+
+    /// Spawns tmux with its output in files and reaps it with waitpid.
+    private static func runBlocking(_ executable: String, _ arguments: [String]) throws -> CLIResult {
+        let directory = FileManager.default.temporaryDirectory.path
+        let outPath = "\(directory)/tmux-out-\(UUID().uuidString)"
+        let errPath = "\(directory)/tmux-err-\(UUID().uuidString)"
+        defer {
+            unlink(outPath)
+            unlink(errPath)
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var environment = ProcessInfo.processInfo.environment
+        environment["NO_COLOR"] = nil
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for pointer in envp { free(pointer) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, envp)
+        guard spawned == 0 else { throw CLIError("cannot start tmux: \(String(cString: strerror(spawned)))") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let exitCode = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        return CLIResult(
+            status: exitCode, stdout: FileManager.default.contents(atPath: outPath) ?? Data(),
+            stderr: String(decoding: FileManager.default.contents(atPath: errPath) ?? Data(), as: UTF8.self))
+    }
+
+    /// The visible screen, one string per row.
+    func screen() async throws -> [String] {
+        try await run(["capture-pane", "-p", "-t", "main"]).text.components(separatedBy: "\n")
+    }
+
+    /// Polls the screen until `predicate` holds, failing with the last screen after `timeout` seconds.
+    @discardableResult
+    func waitFor(
+        _ what: String, timeout: Double = 30, _ predicate: ([String]) -> Bool
+    ) async throws -> [String] {
+        let deadline = ContinuousClock.now + .seconds(timeout)
+        var last: [String] = []
+        while ContinuousClock.now < deadline {
+            last = try await screen()
+            if predicate(last) { return last }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw CLIError("timed out waiting for \(what); the screen was:\n\(last.joined(separator: "\n"))")
+    }
+
+    func keys(_ keys: String...) async throws { try await run(["send-keys", "-t", "main"] + keys) }
+
+    func type(_ text: String) async throws {
+        try await run(["send-keys", "-t", "main", "-l", text])
+        try await run(["send-keys", "-t", "main", "Enter"])
+    }
+
+    func kill() async { _ = try? await run(["kill-session", "-t", "main"]) }
+}
+
+/// The terminal's line settings after the program exited, from `stty -a` written to `file`.
+func terminalFlags(_ file: URL) throws -> Set<String> {
+    let text = try String(contentsOf: file, encoding: .utf8)
+    return Set(text.components(separatedBy: CharacterSet(charactersIn: " ;\n\t")).filter { !$0.isEmpty })
+}
+
+@Suite struct TerminalUITests {
+    struct DemoStory: Decodable { var title: String }
+    struct Demo: Decodable { var title: String; var stories: [DemoStory] }
+
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    @Test func navigatesTogglesThePaneAndGivesTheTerminalBack() async throws {
+        guard let executable = Tmux.find() else {
+            if ProcessInfo.processInfo.environment["STORIES_REQUIRE_E2E"] == "1" {
+                Issue.record("tmux is required (STORIES_REQUIRE_E2E=1) but not installed")
+            } else {
+                print("skipping the terminal UI test: tmux not installed (apt-get install tmux)")
+            }
+            return
+        }
+        let playlist = Self.repository.appendingPathComponent("assets/playlist.json")
+        let demo = try JSONDecoder().decode(Demo.self, from: Data(contentsOf: playlist))
+        let scratch = ScratchDirectory()
+        try FileManager.default.createDirectory(at: scratch.url, withIntermediateDirectories: true)
+        defer { scratch.cleanup() }
+        let tmux = Tmux(executable: executable, socket: scratch.url.appendingPathComponent("tmux.sock").path)
+        do {
+            try await drive(tmux, demo: demo, playlist: playlist, scratch: scratch)
+        } catch {
+            await tmux.kill()
+            throw error
+        }
+        await tmux.kill()
+    }
+
+    private func drive(_ tmux: Tmux, demo: Demo, playlist: URL, scratch: ScratchDirectory) async throws {
+        let count = demo.stories.count
+        try await tmux.run([
+            "new-session", "-d", "-s", "main", "-x", "100", "-y", "30",
+            "env -u NO_COLOR PS1='E2E> ' LANG=C.UTF-8 LC_ALL=C.UTF-8 bash --norc --noprofile",
+        ])
+        try await tmux.waitFor("the shell prompt") { $0.contains { $0.hasPrefix("E2E>") } }
+        let binary = try CLI.binary().path
+        func launch(_ marker: String) async throws {
+            try await tmux.type("clear; '\(binary)' '\(playlist.path)' --cache-dir '\(scratch.path)/cache' "
+                + "--network lan; stty -a > '\(scratch.path)/\(marker).txt'; echo \(marker)-$((40+2))")
+        }
+
+        // Quit with q.
+        try await launch("quit")
+        try await tmux.waitFor("the first frame of story 1") { screen in
+            screen.contains { $0.contains("1/\(count) · \(demo.stories[0].title)") }
+                && screen.contains { $0.contains("▶ Playing") }
+        }
+        try await tmux.keys("Right")
+        try await tmux.waitFor("story 2 after →") { $0.contains { $0.contains("2/\(count) · \(demo.stories[1].title)") } }
+        try await tmux.keys("Left")
+        try await tmux.waitFor("story 1 after ←") { $0.contains { $0.contains("1/\(count) · \(demo.stories[0].title)") } }
+        try await tmux.keys("l")
+        try await tmux.waitFor("story 2 after l") { $0.contains { $0.contains("2/\(count) · \(demo.stories[1].title)") } }
+        try await tmux.keys("c")
+        let pane = try await tmux.waitFor("the cache pane") { $0.contains { $0.contains("Hit ratio") } }
+        #expect(pane.contains { $0.contains("Plays") && $0.contains("Cached") && $0.contains("State") })
+        #expect(pane.contains { $0.contains(demo.stories[0].title) && $0.contains("HIT") || $0.contains("PART") })
+        try await tmux.keys("c")
+        try await tmux.waitFor("the pane closed") { !$0.contains { $0.contains("Hit ratio") } }
+        try await tmux.run(["resize-window", "-t", "main", "-x", "50", "-y", "12"])
+        try await tmux.waitFor("the too-small notice") { $0.contains { $0.contains("needs 60×16, this is 50×12") } }
+        try await tmux.run(["resize-window", "-t", "main", "-x", "100", "-y", "30"])
+        try await tmux.waitFor("the story again after growing") {
+            $0.contains { $0.contains("2/\(count) · \(demo.stories[1].title)") }
+        }
+        try await tmux.keys("q")
+        let after = try await tmux.waitFor("the shell after q") { screen in
+            screen.contains { $0.hasPrefix("quit-42") } && screen.last(where: { !$0.isEmpty })?.hasPrefix("E2E>") == true
+        }
+        #expect(!after.contains { $0.contains("Hit ratio") || $0.contains("▶ Playing") }, "the screen was restored")
+        let flags = try terminalFlags(scratch.url.appendingPathComponent("quit.txt"))
+        #expect(flags.isSuperset(of: ["icanon", "echo", "isig", "icrnl", "opost"]), "\(flags)")
+
+        // Ctrl-C (SIGINT) restores the terminal too.
+        try await launch("interrupt")
+        try await tmux.waitFor("the first frame again") { $0.contains { $0.contains("▶ Playing") } }
+        try await tmux.keys("C-c")
+        try await tmux.waitFor("the shell after Ctrl-C") { $0.contains { $0.hasPrefix("interrupt-42") } }
+        let interrupted = try terminalFlags(scratch.url.appendingPathComponent("interrupt.txt"))
+        #expect(interrupted.isSuperset(of: ["icanon", "echo", "isig", "icrnl", "opost"]), "\(interrupted)")
+    }
+}
