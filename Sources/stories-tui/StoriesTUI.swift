@@ -42,7 +42,7 @@ struct StoriesTUI: AsyncParsableCommand {
             The cache directory is --cache-dir, else $STORIES_CACHE_DIR, else $XDG_CACHE_HOME/stories-tui, \
             else ~/.cache/stories-tui.
             """,
-        subcommands: [PlayCommand.self, FetchCommand.self, CacheCommand.self, ServeCommand.self],
+        subcommands: [PlayCommand.self, FetchCommand.self, PrefetchCommand.self, CacheCommand.self, ServeCommand.self],
         defaultSubcommand: PlayCommand.self
     )
 }
