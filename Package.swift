@@ -74,6 +74,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // `swift run -c release stories-bench`: next-story startup and stalls with and without preloading.
+        .executableTarget(
+            name: "stories-bench",
+            dependencies: ["MediaCache", "MediaOrigin", "StoryPlayer"]
+        ),
         // Writes to a cache until it is killed; the crash-safety tests SIGKILL it mid-write.
         .executableTarget(
             name: "CacheCrashHelper",

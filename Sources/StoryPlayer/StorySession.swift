@@ -50,6 +50,20 @@ public final class StorySession: Sendable {
         self.showAll = showAll
     }
 
+    /// Maps stories to URLs: remote ones as they are, local ones through the built-in origin at `originBase`
+    /// under a key that does not depend on its port (so the cache carries over between runs).
+    public static func resolver(originBase: URL?) -> @Sendable (Story) -> ResolvedSource {
+        { story in
+            switch story.source {
+            case .remote(let url):
+                return ResolvedSource(url: url, key: CacheKey(url: url))
+            case .local(let path, let file):
+                let url = (originBase ?? URL(fileURLWithPath: "/")).appendingPathComponent(path)
+                return ResolvedSource(url: url, key: CacheKey(custom: "local-file\n\(file.standardizedFileURL.path)"))
+            }
+        }
+    }
+
     /// The key a story's play count is stored under.
     public static func playKey(_ story: Story) -> CacheKey {
         CacheKey(custom: "story-play\n\(story.id)\n\(story.urlText)")

@@ -47,7 +47,7 @@ struct PlayCommand: AsyncParsableCommand {
             let origin = list.hasLocalStories ? try await MediaOriginServer(root: list.folder, profile: profile) : nil
             let loader = MediaLoader(store: store, logger: CLILogging.logger())
             let session = StorySession(
-                playlist: list, loader: loader, resolve: Self.resolver(base: origin?.baseURL),
+                playlist: list, loader: loader, resolve: StorySession.resolver(originBase: origin?.baseURL),
                 clock: RealPlaybackClock(speed: speed), showAll: all, preload: noPreload ? nil : PreloadPolicy())
             let interactive = !headless && isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
             let stop = StopFlag()
@@ -73,20 +73,6 @@ struct PlayCommand: AsyncParsableCommand {
             await origin?.shutdown()
             if case .failure(let error) = result, !(error is CancellationError) {
                 throw CLIFailure(message: "\(error)", exitCode: 1)
-            }
-        }
-    }
-
-    /// Maps stories to URLs: remote ones as they are, local ones through the built-in origin under a key that
-    /// does not depend on its port.
-    static func resolver(base: URL?) -> @Sendable (Story) -> ResolvedSource {
-        { story in
-            switch story.source {
-            case .remote(let url):
-                return ResolvedSource(url: url, key: CacheKey(url: url))
-            case .local(let path, let file):
-                let url = (base ?? URL(fileURLWithPath: "/")).appendingPathComponent(path)
-                return ResolvedSource(url: url, key: CacheKey(custom: "local-file\n\(file.standardizedFileURL.path)"))
             }
         }
     }

@@ -1,0 +1,102 @@
+import Foundation
+import MediaCache
+import MediaOrigin
+import Testing
+
+@testable import StoryPlayer
+
+@Suite struct StoryControllerTests {
+    private func controller(_ sim: Simulation, preload: Bool = true, duration: Double = 2, payload: Int = 40_000) throws
+        -> StoryController
+    {
+        let ids = ["a", "b", "c"]
+        for id in ids {
+            sim.origin.set(OriginResource(bytes: MP4Fixture.file(duration: duration, payload: payload)), at: "/\(id).mp4")
+        }
+        let playlist = Playlist(
+            title: "T",
+            stories: ids.map { Story(id: $0, title: $0.uppercased(), source: .remote(sim.origin.url("\($0).mp4")), maxViews: 2) },
+            file: URL(fileURLWithPath: "/t/playlist.json"))
+        let session = StorySession(
+            playlist: playlist, loader: sim.loader, resolve: StorySession.resolver(originBase: nil), clock: sim.clock,
+            preload: preload ? PreloadPolicy() : nil)
+        return try StoryController(session: session)
+    }
+
+    /// Advances virtual time until `predicate` holds for the snapshot (or 60 virtual seconds pass).
+    private func until(_ sim: Simulation, _ controller: StoryController, _ predicate: @escaping @Sendable (SessionSnapshot) -> Bool)
+        async throws -> SessionSnapshot
+    {
+        try await sim.run {
+            let deadline = sim.clock.now + 60
+            while !predicate(controller.snapshot()), sim.clock.now < deadline {
+                try await sim.clock.sleep(until: sim.clock.now + 0.05)
+            }
+            return controller.snapshot()
+        }
+    }
+
+    @Test func navigationAutoAdvanceReplayAndTheEnd() async throws {
+        let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 200_000, latency: 0.05))
+        let controller = try controller(sim)
+        controller.start()
+        var snapshot = try await until(sim, controller) { $0.status?.state == .playing }
+        #expect(snapshot.current == 0)
+        #expect(snapshot.stories[0].plays == 1, "a play counts at the first frame")
+        #expect(snapshot.status?.cache == .miss)
+
+        controller.perform(.next)
+        snapshot = try await until(sim, controller) { $0.current == 1 && $0.status?.state == .playing }
+        #expect(snapshot.stories[1].plays == 1)
+        controller.perform(.togglePause)
+        snapshot = try await until(sim, controller) { $0.status?.state == .paused }
+        let position = snapshot.status?.position ?? -1
+        try await sim.run { try await sim.clock.sleep(until: sim.clock.now + 1) }
+        #expect(controller.snapshot().status?.position == position, "a paused story does not move")
+        #expect(controller.snapshot().paused)
+        controller.perform(.previous)
+        snapshot = try await until(sim, controller) { $0.current == 0 && $0.status?.state == .playing }
+        #expect(!snapshot.paused, "navigation resumes playback")
+        #expect(snapshot.status?.cache == .hit || snapshot.status?.cache == .partial)
+
+        // Auto-advance through b and c to the end.
+        snapshot = try await until(sim, controller) { $0.finished }
+        #expect(snapshot.current == nil)
+        #expect(snapshot.stories.map(\.plays) == [2, 2, 1])
+        #expect(!snapshot.stories[0].eligible, "a reached its maxViews of 2")
+
+        controller.perform(.previous)
+        snapshot = try await until(sim, controller) { $0.current == 2 }
+        #expect(!snapshot.finished, "← after the end goes back to the last story")
+        controller.perform(.replay)
+        snapshot = try await until(sim, controller) { $0.current == 2 && $0.stories[2].plays == 3 }
+        #expect(snapshot.stories[2].plays == 3, "r replays the current story")
+        await controller.stop()
+        #expect(try sim.store.playCount(key: StorySession.playKey(controller.session.playlist.stories[0])) == 2)
+        await sim.close()
+    }
+
+    @Test func preloadProgressShowsInTheSnapshot() async throws {
+        let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 200_000, latency: 0.05))
+        let controller = try controller(sim, duration: 8, payload: 400_000)
+        controller.start()
+        let snapshot = try await until(sim, controller) { $0.stories[1].preload?.phase == .preloaded }
+        #expect(snapshot.current == 0)
+        #expect(snapshot.preloading)
+        let preload = try #require(snapshot.stories[1].preload)
+        #expect(preload.fraction == 1)
+        #expect(snapshot.stories[1].cachedBytes > 0)
+        #expect(snapshot.stories[1].cachedBytes < snapshot.stories[1].contentLength ?? 0)
+        await controller.stop()
+        await sim.close()
+
+        let plain = try await Simulation(profile: NetworkProfile(bytesPerSecond: 200_000, latency: 0.05))
+        let without = try self.controller(plain, preload: false)
+        without.start()
+        let done = try await until(plain, without) { ($0.status?.position ?? 0) >= 3 }
+        #expect(done.stories[1].cachedBytes == 0 && done.stories[1].preload == nil, "--no-preload fetches nothing ahead")
+        #expect(!done.preloading)
+        await without.stop()
+        await plain.close()
+    }
+}
