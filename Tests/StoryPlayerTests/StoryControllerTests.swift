@@ -91,9 +91,10 @@ import Testing
         await sim.close()
 
         let plain = try await Simulation(profile: NetworkProfile(bytesPerSecond: 200_000, latency: 0.05))
-        let without = try self.controller(plain, preload: false)
+        let without = try self.controller(plain, preload: false, duration: 8, payload: 400_000)
         without.start()
         let done = try await until(plain, without) { ($0.status?.position ?? 0) >= 3 }
+        #expect(done.current == 0)
         #expect(done.stories[1].cachedBytes == 0 && done.stories[1].preload == nil, "--no-preload fetches nothing ahead")
         #expect(!done.preloading)
         await without.stop()
