@@ -9,7 +9,10 @@ extension Preloader {
         let store = loader.store
         store.pin(target.key)
         defer { store.unpin(target.key) }
-        if gated { try await waitForGate(target.key) }
+        if gated {
+            if isPaused { onProgress(PreloadProgress(phase: .paused)) }
+            try await waitForGate(target.key)
+        }
         onProgress(PreloadProgress(phase: .preloading))
         let info = try await loader.contentInformation(for: target.url, key: target.key)
         guard let length = info.contentLength else {

@@ -13,6 +13,10 @@ struct PlayCommand: AsyncParsableCommand {
             network (--network: \(NetworkProfile.named.map { "\($0.name) (\($0.summary))" }.joined(separator: ", ")); \
             default 4g), so a first pass shows loading and cache misses and a second pass plays from the cache.
 
+            Keys: left/right or h/l previous/next story, space pause, r replay, c cache pane, q or Esc quit; a             click on the left or right half goes back or on. The screen needs 60x16; NO_COLOR turns colour off.             When stdin or stdout is not a terminal, progress lines are printed instead.
+
+            While a story plays with enough buffered, the next two stories and the previous one are preloaded             (their MP4 header and first 3 seconds), paused whenever the playing story runs low; --no-preload             turns that off.
+
             With --headless, one JSON object per line per event: story_start, first_frame (startupMs, cache), \
             stall, stall_end, story_end (playCount, stalls, stallMs), skipped, error, playlist_end.
             """)

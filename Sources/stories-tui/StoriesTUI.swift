@@ -38,8 +38,11 @@ struct StoriesTUI: AsyncParsableCommand {
         commandName: "stories-tui",
         abstract: "Instagram-style video stories in the terminal, on a media cache that plays while downloading.",
         discussion: """
-            Run `stories-tui PLAYLIST` to play a playlist; `stories-tui cache stats` shows what the cache holds. \
-            The cache directory is --cache-dir, else $STORIES_CACHE_DIR, else $XDG_CACHE_HOME/stories-tui, \
+            Run `stories-tui PLAYLIST` to play a playlist in the stories screen (try assets/playlist.json: its \
+            videos are served over a simulated 4G link, so the first pass shows loading and cache misses, the \
+            next stories start at once because they were preloaded, and a second run plays from the cache). \
+            `stories-tui prefetch URL…` downloads videos ahead of time, `stories-tui cache stats` shows what the \
+            cache holds, `stories-tui serve` lets any player stream through it. The cache directory is --cache-dir, else $STORIES_CACHE_DIR, else $XDG_CACHE_HOME/stories-tui, \
             else ~/.cache/stories-tui.
             """,
         subcommands: [PlayCommand.self, FetchCommand.self, PrefetchCommand.self, CacheCommand.self, ServeCommand.self],

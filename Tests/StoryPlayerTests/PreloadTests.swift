@@ -45,6 +45,16 @@ import Testing
     }
 }
 
+/// The playing story's status and the preload's origin bytes, sampled over time.
+struct Sample: Sendable {
+    var status: PlaybackStatus
+    var preloadBytes: Int
+}
+
+final class SampleLog: Sendable {
+    let items = Mutex<[Sample]>([])
+}
+
 @Suite struct PreloaderTests {
     /// 5 s at 80 kB/s of payload.
     static let video = MP4Fixture.file(duration: 5, payload: 400_000)
@@ -98,7 +108,7 @@ import Testing
         preloader.reset([target(sim, "v.mp4", .full)])
         try await sim.run { try await sim.clock.sleep(until: sim.clock.now + 5) }
         #expect(sim.origin.requests.isEmpty, "nothing goes out while paused")
-        #expect(preloader.progress[CacheKey(url: sim.origin.url("v.mp4"))]?.phase == .preloading)
+        #expect(preloader.progress[CacheKey(url: sim.origin.url("v.mp4"))]?.phase == .paused)
 
         preloader.resume()
         try await sim.run { try await sim.clock.sleep(until: sim.clock.now + 2) }
@@ -123,7 +133,7 @@ import Testing
         defer { Task { await sim.close() } }
         for name in ["b", "c"] { sim.origin.set(OriginResource(bytes: Self.video), at: "/\(name).mp4") }
         let preloader = Preloader(loader: sim.loader)
-        preloader.reset([target(sim, "b.mp4"), target(sim, "c.mp4")])
+        preloader.resetPreloading(urls: [sim.origin.url("b.mp4"), sim.origin.url("c.mp4")])
         try await sim.run { try await sim.clock.sleep(until: sim.clock.now + 1) }
         #expect(bodyBytes(sim, "b.mp4") > 0)
         #expect(bodyBytes(sim, "c.mp4") == 0, "one at a time, nearest first")
@@ -152,6 +162,51 @@ import Testing
         #expect(status.state == .finished)
         let requests = sim.origin.requests.filter { $0.path == "/b.mp4" && $0.method == "GET" }
         #expect(requests.reduce(0) { $0 + $1.bodyBytes } == Self.video.count, "every byte fetched exactly once")
+    }
+
+    @Test func preloadingWaitsWhileThePlayingStoryRunsLow() async throws {
+        // The link is slower than the video's bitrate: the player stalls and its buffer never reaches the
+        // high-water mark until the rest of the video is in.
+        let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 50_000, latency: 0.1))
+        defer { Task { await sim.close() } }
+        for name in ["a", "b"] { sim.origin.set(OriginResource(bytes: Self.video), at: "/\(name).mp4") }
+        let stories = ["a", "b"].map { Story(id: $0, title: $0, source: .remote(sim.origin.url("\($0).mp4"))) }
+        let navigator = StoryNavigator(stories: stories, playCounts: [:], showAll: false)
+        let driver = PreloadDriver(
+            preloader: Preloader(loader: sim.loader), policy: PreloadPolicy(),
+            resolve: StorySession.resolver(originBase: nil))
+        let player = PlayerStub(loader: sim.loader, url: sim.origin.url("a.mp4"), storyID: "a", clock: sim.clock)
+        driver.storyChanged(to: 0, navigator: navigator)
+        let samples = SampleLog()
+        let preloadBytes: @Sendable () -> Int = {
+            sim.origin.requests.filter { $0.path == "/b.mp4" }.reduce(0) { $0 + $1.bodyBytes }
+        }
+        let status = try await sim.run {
+            let watch = Task { await driver.watch(player, clock: sim.clock) }
+            let sampler = Task {
+                while !Task.isCancelled {
+                    let sample = Sample(status: player.status, preloadBytes: preloadBytes())
+                    samples.items.withLock { $0.append(sample) }
+                    try await sim.clock.sleep(until: sim.clock.now + 0.05)
+                }
+            }
+            let status = await player.run()
+            try await sim.clock.sleep(until: sim.clock.now + 3)
+            sampler.cancel()
+            watch.cancel()
+            return status
+        }
+        #expect(status.stalls > 0, "the playing story ran low")
+        let all = samples.items.withLock { $0 }
+        let policy = PreloadPolicy()
+        let opened = try #require(all.firstIndex { sample in
+            let s = sample.status
+            let toEnd = s.duration.map { s.position + s.bufferedSeconds >= $0 - 1e-6 } ?? false
+            return (s.state == .playing || s.state == .paused || s.state == .finished)
+                && (toEnd || s.bufferedSeconds >= policy.highWater)
+        })
+        #expect(all[..<opened].allSatisfy { $0.preloadBytes == 0 }, "no preload byte before the gate could open")
+        #expect((all.last?.preloadBytes ?? 0) > 0, "and it ran once the video was in")
     }
 
     @Test func preloadingDoesNotAddStallsOnASharedLink() async throws {
