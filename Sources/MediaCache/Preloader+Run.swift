@@ -25,7 +25,7 @@ extension Preloader {
         }
         let needed = PreloadPlan.ranges(
             amount: target.amount, length: length, layout: layout, fallbackBytes: configuration.fallbackBytes)
-        func progress(_ phase: PreloadPhase) -> PreloadProgress {
+        @Sendable func progress(_ phase: PreloadPhase) -> PreloadProgress {
             let available = store.availableRanges(for: target.key)
             let cached = needed.reduce(Int64(0)) { sum, range in
                 sum + available.present(in: range).reduce(0) { $0 + Int64($1.count) }
@@ -44,7 +44,7 @@ extension Preloader {
             onProgress(progress(.preloading))
             let slice = gap.lowerBound..<Swift.min(gap.upperBound, gap.lowerBound + configuration.sliceBytes)
             do {
-                try await load(slice, of: target, gated: gated)
+                try await load(slice, of: target, gated: gated) { onProgress(progress(.preloading)) }
             } catch is CancellationError where !Task.isCancelled {
                 continue  // paused mid-slice: wait at the gate, then go on from what arrived
             }
@@ -63,13 +63,15 @@ extension Preloader {
 
     /// Reads `slice` through the loader (bytes are discarded; the fetch writes them down), as a task `pause()` can
     /// cancel.
-    private func load(_ slice: ByteRange, of target: PreloadTarget, gated: Bool) async throws {
+    private func load(
+        _ slice: ByteRange, of target: PreloadTarget, gated: Bool, onChunk: @escaping @Sendable () -> Void
+    ) async throws {
         let loader = self.loader
         let task = Task {
             let stream = loader.load(
                 LoadingRequest(url: target.url, cacheKey: target.key, requestedOffset: slice.lowerBound,
                     requestedLength: Int64(slice.count)))
-            for try await _ in stream {}
+            for try await _ in stream { onChunk() }
         }
         if gated {
             state.withLock { s in

@@ -20,9 +20,12 @@ extension CLIFailure {
 
 /// Logging set-up for the command line: warnings and above on stderr.
 enum CLILogging {
-    static func logger() -> Logger {
+    /// `quiet`: only critical messages unless STORIES_LOG_LEVEL asks for more (stderr lines would tear the
+    /// terminal UI; it shows failures on screen instead).
+    static func logger(quiet: Bool = false) -> Logger {
         var logger = Logger(label: "stories-tui") { label in StreamLogHandler.standardError(label: label) }
-        logger.logLevel = ProcessInfo.processInfo.environment["STORIES_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .warning
+        logger.logLevel = ProcessInfo.processInfo.environment["STORIES_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) }
+            ?? (quiet ? .critical : .warning)
         return logger
     }
 }

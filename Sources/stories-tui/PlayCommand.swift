@@ -49,11 +49,11 @@ struct PlayCommand: AsyncParsableCommand {
             }
             let store = try cache.openStore()
             let origin = list.hasLocalStories ? try await MediaOriginServer(root: list.folder, profile: profile) : nil
-            let loader = MediaLoader(store: store, logger: CLILogging.logger())
+            let interactive = !headless && isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
+            let loader = MediaLoader(store: store, logger: CLILogging.logger(quiet: interactive))
             let session = StorySession(
                 playlist: list, loader: loader, resolve: StorySession.resolver(originBase: origin?.baseURL),
                 clock: RealPlaybackClock(speed: speed), showAll: all, preload: noPreload ? nil : PreloadPolicy())
-            let interactive = !headless && isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
             let stop = StopFlag()
             let work = Task {
                 if headless {
