@@ -45,6 +45,11 @@ public struct PlaybackStatus: Sendable, Equatable {
 
     /// A player's status before it starts.
     public init() {}
+
+    /// True when everything from the playhead to the end is buffered.
+    public var isBufferedToEnd: Bool {
+        duration.map { position + bufferedSeconds >= $0 - 1e-6 } ?? false
+    }
 }
 
 /// A player that consumes bytes the way AVPlayer's resource loader asks for them: content information, then the

@@ -25,12 +25,11 @@ public struct PreloadPolicy: Sendable, Equatable {
     /// Feeds the playing story's status; returns true when the gate changed (read `isOpen`).
     public mutating func update(_ status: PlaybackStatus) -> Bool {
         let before = isOpen
-        let bufferedToEnd = status.duration.map { status.position + status.bufferedSeconds >= $0 - 1e-6 } ?? false
         switch status.state {
         case .loading, .stalled:
             isOpen = false
         case .playing, .paused:
-            if bufferedToEnd || status.bufferedSeconds >= highWater {
+            if status.isBufferedToEnd || status.bufferedSeconds >= highWater {
                 isOpen = true
             } else if status.bufferedSeconds < lowWater {
                 isOpen = false

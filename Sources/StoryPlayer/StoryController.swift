@@ -34,12 +34,15 @@ public final class StoryController: Sendable {
     let state: Mutex<State>
     /// Seconds failed stories stay on screen before moving on.
     let failureDwell: Double
+    /// Each story's cache key, in playlist order (resolved once: keys are hashes).
+    let keys: [CacheKey]
     private let started = ContinuousClock.now
 
     /// A controller over `session`, before the first story.
     public init(session: StorySession, failureDwell: Double = 3) throws {
         self.session = session
         self.failureDwell = failureDwell
+        keys = session.playlist.stories.map { session.resolve($0).key }
         state = Mutex(State(navigator: try session.makeNavigator()))
     }
 
@@ -105,7 +108,7 @@ public final class StoryController: Sendable {
         var rows: [StoryRow] = []
         var currentRanges = ByteRangeSet()
         for (i, story) in session.playlist.stories.enumerated() {
-            let key = session.resolve(story).key
+            let key = keys[i]
             let info = store.info(for: key)
             let ranges = info?.ranges ?? ByteRangeSet()
             if i == navigator.index { currentRanges = ranges }

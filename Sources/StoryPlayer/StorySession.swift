@@ -34,13 +34,11 @@ public final class StorySession: Sendable {
         clock: PlaybackClock, configuration: PlayerConfiguration = PlayerConfiguration(), showAll: Bool = false,
         preload: PreloadPolicy? = nil
     ) {
-        self.preload = preload.map {
-            PreloadDriver(
-                preloader: Preloader(loader: loader, configuration: {
-                    var c = PreloadConfiguration()
-                    c.seconds = $0.seconds
-                    return c
-                }($0)), policy: $0, resolve: resolve)
+        self.preload = preload.map { policy in
+            var configuration = PreloadConfiguration()
+            configuration.seconds = policy.seconds
+            return PreloadDriver(
+                preloader: Preloader(loader: loader, configuration: configuration), policy: policy, resolve: resolve)
         }
         self.playlist = playlist
         self.loader = loader

@@ -108,8 +108,8 @@ public struct CellGrid: Sendable, Hashable {
 
     /// The style of the first cell of row `y` whose text starts `needle`, if the row contains it.
     public func style(of needle: String, row y: Int) -> CellStyle? {
-        guard let range = text(row: y).range(of: needle) else { return nil }
-        let column = text(row: y).distance(from: text(row: y).startIndex, to: range.lowerBound)
-        return self[column, y].style
+        let line = text(row: y)
+        guard let range = line.range(of: needle) else { return nil }
+        return self[line.distance(from: line.startIndex, to: range.lowerBound), y].style
     }
 }

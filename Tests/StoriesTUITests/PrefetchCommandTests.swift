@@ -14,7 +14,6 @@ import Testing
 
     @Test func secondsPrefetchTheHeaderAtTheEndAndTheFirstSecondsOnly() async throws {
         let origin = try await MediaOriginServer()
-        defer { Task { await origin.shutdown() } }
         let cache = ScratchDirectory()
         defer { cache.cleanup() }
         let file = try #require(FileManager.default.contents(atPath: Self.videos.appendingPathComponent("tail-moov.mp4").path))
@@ -31,11 +30,11 @@ import Testing
         #expect(ranges.first?.first == 0, "the start of the payload")
         #expect(ranges.last?.last == file.count, "the moov box at the end of the file")
         #expect((entry["cachedBytes"] as? Int ?? 0) < file.count / 2, "about a second of a five-second clip")
+        await origin.shutdown()
     }
 
     @Test func fullPrefetchMakesTheNextReadFree() async throws {
         let origin = try await MediaOriginServer()
-        defer { Task { await origin.shutdown() } }
         let cache = ScratchDirectory()
         defer { cache.cleanup() }
         let bytes = sampleBytes(900_000)
@@ -54,11 +53,11 @@ import Testing
         let fetched = try await CLI.run(["fetch", origin.url("a.bin").absoluteString, "--cache-dir", cache.path])
         #expect(fetched.stdout == Data(bytes))
         #expect(origin.bodyBytesSent == 0, "every byte came from the prefetch")
+        await origin.shutdown()
     }
 
     @Test func failuresAreReportedPerURLAndTheRestStillRuns() async throws {
         let origin = try await MediaOriginServer()
-        defer { Task { await origin.shutdown() } }
         let cache = ScratchDirectory()
         defer { cache.cleanup() }
         origin.set(OriginResource(bytes: sampleBytes(5000)), at: "/ok.bin")
@@ -70,6 +69,7 @@ import Testing
         #expect(result.stderr.contains("prefetch: \(missing): origin answered 404"), "\(result.stderr)")
         #expect(result.stderr.contains("1 of 2 URLs failed"))
         #expect(result.text.contains("1.0 kB of 5.0 kB cached for the first 1000 bytes"), "\(result.text)")
+        await origin.shutdown()
     }
 
     @Test(arguments: [

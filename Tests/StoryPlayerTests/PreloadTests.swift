@@ -69,7 +69,6 @@ final class SampleLog: Sendable {
 
     @Test(arguments: [false, true]) func afterPreloadingTheFirstFrameNeedsNoOriginRequest(moovAtEnd: Bool) async throws {
         let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 500_000, latency: 0.1))
-        defer { Task { await sim.close() } }
         let file = MP4Fixture.file(duration: 5, payload: 400_000, moovAtEnd: moovAtEnd)
         sim.origin.set(OriginResource(bytes: file), at: "/v.mp4")
         let preloader = Preloader(loader: sim.loader)
@@ -97,11 +96,11 @@ final class SampleLog: Sendable {
         #expect(status.startupMs == 0)
         #expect(status.cache == .partial)
         #expect(status.stalls == 0)
+        await sim.close()
     }
 
     @Test func aPausedPreloaderSendsNoRequestsAndStopsWithinASlice() async throws {
         let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 50_000, latency: 0.1))
-        defer { Task { await sim.close() } }
         sim.origin.set(OriginResource(bytes: Self.video), at: "/v.mp4")
         let preloader = Preloader(loader: sim.loader)
         preloader.pause()
@@ -126,11 +125,11 @@ final class SampleLog: Sendable {
         #expect(preloader.progress[CacheKey(url: sim.origin.url("v.mp4"))]?.phase == .preloaded)
         #expect(sim.store.availableRanges(for: CacheKey(url: sim.origin.url("v.mp4"))).total == Int64(Self.video.count))
         #expect(sim.origin.bodyBytesSent < Self.video.count + 64 << 10, "resumed where it stopped")
+        await sim.close()
     }
 
     @Test func aSwipeCancelsPreloadsNoLongerWanted() async throws {
         let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 50_000, latency: 0.1))
-        defer { Task { await sim.close() } }
         for name in ["b", "c"] { sim.origin.set(OriginResource(bytes: Self.video), at: "/\(name).mp4") }
         let preloader = Preloader(loader: sim.loader)
         preloader.resetPreloading(urls: [sim.origin.url("b.mp4"), sim.origin.url("c.mp4")])
@@ -144,11 +143,11 @@ final class SampleLog: Sendable {
         #expect(bodyBytes(sim, "b.mp4") == bAfterSwipe, "b's preload stopped")
         #expect(preloader.progress[CacheKey(url: sim.origin.url("b.mp4"))] == nil)
         #expect(preloader.progress[CacheKey(url: sim.origin.url("c.mp4"))]?.phase == .preloaded)
+        await sim.close()
     }
 
     @Test func thePlayerAdoptsAPreloadInFlightInsteadOfFetchingTwice() async throws {
         let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 100_000, latency: 0.1))
-        defer { Task { await sim.close() } }
         sim.origin.set(OriginResource(bytes: Self.video), at: "/b.mp4")
         let preloader = Preloader(loader: sim.loader)
         let b = target(sim, "b.mp4")
@@ -162,13 +161,13 @@ final class SampleLog: Sendable {
         #expect(status.state == .finished)
         let requests = sim.origin.requests.filter { $0.path == "/b.mp4" && $0.method == "GET" }
         #expect(requests.reduce(0) { $0 + $1.bodyBytes } == Self.video.count, "every byte fetched exactly once")
+        await sim.close()
     }
 
     @Test func preloadingWaitsWhileThePlayingStoryRunsLow() async throws {
         // The link is slower than the video's bitrate: the player stalls and its buffer never reaches the
         // high-water mark until the rest of the video is in.
         let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 50_000, latency: 0.1))
-        defer { Task { await sim.close() } }
         for name in ["a", "b"] { sim.origin.set(OriginResource(bytes: Self.video), at: "/\(name).mp4") }
         let stories = ["a", "b"].map { Story(id: $0, title: $0, source: .remote(sim.origin.url("\($0).mp4"))) }
         let navigator = StoryNavigator(stories: stories, playCounts: [:], showAll: false)
@@ -201,19 +200,18 @@ final class SampleLog: Sendable {
         let policy = PreloadPolicy()
         let opened = try #require(all.firstIndex { sample in
             let s = sample.status
-            let toEnd = s.duration.map { s.position + s.bufferedSeconds >= $0 - 1e-6 } ?? false
             return (s.state == .playing || s.state == .paused || s.state == .finished)
-                && (toEnd || s.bufferedSeconds >= policy.highWater)
+                && (s.isBufferedToEnd || s.bufferedSeconds >= policy.highWater)
         })
         #expect(all[..<opened].allSatisfy { $0.preloadBytes == 0 }, "no preload byte before the gate could open")
         #expect((all.last?.preloadBytes ?? 0) > 0, "and it ran once the video was in")
+        await sim.close()
     }
 
     @Test func preloadingDoesNotAddStallsOnASharedLink() async throws {
         func run(preload: Bool) async throws -> (stalls: Int, startups: [Int]) {
             // The link is a little faster than two videos' bitrate, so preloads compete for it.
             let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 120_000, latency: 0.1))
-            defer { Task { await sim.close() } }
             let ids = ["a", "b", "c"]
             for id in ids { sim.origin.set(OriginResource(bytes: Self.video), at: "/\(id).mp4") }
             let playlist = Playlist(
@@ -233,6 +231,7 @@ final class SampleLog: Sendable {
                 if case .storyEnd(_, _, let count, _, _) = event { stalls += count }
                 if case .firstFrame(_, let ms, _, _) = event { startups.append(ms) }
             }
+            await sim.close()
             return (stalls, startups)
         }
         let without = try await run(preload: false)
