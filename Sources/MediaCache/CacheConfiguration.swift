@@ -14,8 +14,10 @@ public struct CacheConfiguration: Sendable, Equatable {
     public var maxEntries: Int? = nil
     /// Evict until the file system has at least this many bytes free; 0 turns the check off.
     public var minimumFreeDiskBytes: Int64 = 50_000_000
-    /// Written bytes are made durable and recorded in the index at least this often.
-    public var commitInterval: Int64 = 1 << 20
+    /// Written bytes are made durable and recorded in the index at least every this many bytes…
+    public var commitInterval: Int64 = 256 << 10
+    /// …and at least this often, in seconds, so a crash loses little of a slow download.
+    public var commitLatency: TimeInterval = 0.25
 
     /// The defaults.
     public init() {}

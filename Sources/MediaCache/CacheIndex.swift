@@ -3,6 +3,18 @@ import GRDB
 import Logging
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The integrity check found damage.
+struct IndexCorruption: Error, CustomStringConvertible {
+    let detail: String
+    var description: String { "integrity check failed: \(detail)" }
+}
+
 /// The SQLite index of resources and their recorded ranges (GRDB, WAL); only `CacheStore` talks to it.
 final class CacheIndex: Sendable {
     let queue: DatabaseQueue
@@ -10,26 +22,83 @@ final class CacheIndex: Sendable {
     /// How many eviction-candidate queries ran; lets tests check that writes under budget never scan for victims.
     let victimQueries = Mutex(0)
 
-    /// Opens the index at `path`; a corrupt or unreadable file is moved aside and a fresh index created.
-    /// Returns the index and the path the bad file was moved to, if any.
-    static func open(path: String, logger: Logger) throws(CacheError) -> (CacheIndex, movedAside: String?) {
+    /// Creates an empty index file readable by its owner only (SQLite gives its -wal and -shm files the same mode);
+    /// an existing one is narrowed to 0600.
+    static func createPrivately(_ path: String) {
+        let fd = Glibc.open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0o600)
+        if fd >= 0 { Glibc.close(fd) }
+        for suffix in ["", "-wal", "-shm"] {
+            var info = stat()
+            if stat(path + suffix, &info) == 0, info.st_mode & 0o077 != 0 { chmod(path + suffix, 0o600) }
+        }
+    }
+
+    /// How long a corrupt index moved aside is kept (for a post-mortem) before a later open removes it.
+    static let corruptCopyLifetime: TimeInterval = 7 * 86_400
+
+    /// Opens the index at `path`. A corrupt file (SQLite says so, or the integrity check fails) is moved aside and
+    /// a fresh index created; any other failure — a full disk, a read-only or unreadable file — is an error that
+    /// changes nothing on disk. Returns the index and the path a corrupt file was moved to, if any.
+    static func open(path: String, logger: Logger, now: Date = Date()) throws(CacheError)
+        -> (CacheIndex, movedAside: String?)
+    {
+        removeOldCorruptCopies(of: path, now: now)
         do {
             return (try CacheIndex(path: path), nil)
-        } catch {
-            let aside = path + ".corrupt-\(Int(Date().timeIntervalSince1970))"
-            logger.warning("cache index \(path) is unreadable (\(error)); moved it to \(aside) and starting a new one")
+        } catch where isCorruption(error) {
+            let aside = path + ".corrupt-\(Int(now.timeIntervalSince1970))"
+            logger.warning("cache index \(path) is corrupt (\(error)); moved it to \(aside) and starting a new one")
             try? FileManager.default.removeItem(atPath: aside)
             do {
                 try DataFile.rename(from: path, to: aside)
             } catch {
-                throw .index("cannot move the unreadable index \(path) aside: \(error)")
+                throw .index("cannot move the corrupt index \(path) aside: \(error)")
             }
             for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
             do {
                 return (try CacheIndex(path: path), aside)
             } catch {
-                throw .index("cannot create a new index at \(path): \(error)")
+                throw .index("cannot create a new index at \(path): \(describe(error))")
             }
+        } catch {
+            throw .index("cannot open \(path): \(describe(error)); nothing was changed")
+        }
+    }
+
+    /// True when `error` says the file's content is damaged, as opposed to the file being out of reach.
+    static func isCorruption(_ error: any Error) -> Bool {
+        if error is IndexCorruption { return true }
+        guard let database = error as? DatabaseError else { return false }
+        return database.resultCode == .SQLITE_CORRUPT || database.resultCode == .SQLITE_NOTADB
+    }
+
+    /// A failure to open, in words that say what to do.
+    static func describe(_ error: any Error) -> String {
+        guard let database = error as? DatabaseError else { return "\(error)" }
+        switch database.resultCode {
+        case .SQLITE_FULL: return "the disk is full (free some space or pass a different --cache-dir)"
+        case .SQLITE_READONLY: return "it is read-only (make it writable or pass a different --cache-dir)"
+        case .SQLITE_PERM, .SQLITE_AUTH:
+            return "permission denied (check the directory's owner and mode, or pass a different --cache-dir)"
+        case .SQLITE_CANTOPEN:
+            return "it cannot be opened (check that the directory exists and is writable, or pass a different --cache-dir)"
+        case .SQLITE_IOERR:
+            return "the disk reported an I/O error (\(database.message ?? "no detail"); is it full or failing?)"
+        case .SQLITE_BUSY, .SQLITE_LOCKED: return "another process holds it locked (try again)"
+        default: return database.message ?? "\(database)"
+        }
+    }
+
+    /// Removes `PATH.corrupt-TIME` copies older than `corruptCopyLifetime`.
+    static func removeOldCorruptCopies(of path: String, now: Date) {
+        let url = URL(fileURLWithPath: path)
+        let folder = url.deletingLastPathComponent().path
+        let prefix = url.lastPathComponent + ".corrupt-"
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix(prefix) {
+            guard let time = Double(name.dropFirst(prefix.count)),
+                now.timeIntervalSince1970 - time > corruptCopyLifetime
+            else { continue }
+            try? FileManager.default.removeItem(atPath: (folder as NSString).appendingPathComponent(name))
         }
     }
 
@@ -43,7 +112,7 @@ final class CacheIndex: Sendable {
         }
         queue = try DatabaseQueue(path: path, configuration: configuration)
         let check = try queue.read { db in try String.fetchOne(db, sql: "PRAGMA quick_check") }
-        guard check == "ok" else { throw CacheError.index("integrity check failed: \(check ?? "no answer")") }
+        guard check == "ok" else { throw IndexCorruption(detail: check ?? "no answer") }
         try Self.migrator.migrate(queue)
     }
 
@@ -87,18 +156,22 @@ final class CacheIndex: Sendable {
 
     // MARK: - Reading
 
-    /// Every resource with its ranges.
+    /// Every resource with its ranges. Rows whose values cannot be decoded (an index edited or damaged by hand
+    /// that still passes SQLite's check) are left out, so reconciling drops them and their files.
     func loadAll() throws(CacheError) -> [ResourceInfo] {
         do {
             return try queue.read { db in
                 var ranges: [String: [ByteRange]] = [:]
                 for row in try Row.fetchAll(db, sql: "SELECT key, start, \"end\" FROM range") {
-                    let start: Int64 = row["start"]
-                    let end: Int64 = row["end"]
-                    if start < end { ranges[row["key"], default: []].append(start..<end) }
+                    guard let key: String = try? row.decode(forColumn: "key"),
+                        let start: Int64 = try? row.decode(forColumn: "start"),
+                        let end: Int64 = try? row.decode(forColumn: "end")
+                    else { continue }
+                    if start >= 0, start < end { ranges[key, default: []].append(start..<end) }
                 }
                 return try Row.fetchAll(db, sql: "SELECT * FROM resource").compactMap { row in
-                    Self.info(from: row, ranges: ByteRangeSet(ranges[row["key"]] ?? []))
+                    guard let key: String = try? row.decode(forColumn: "key") else { return nil }
+                    return try? Self.info(from: row, ranges: ByteRangeSet(ranges[key] ?? []))
                 }
             }
         } catch {
@@ -106,20 +179,23 @@ final class CacheIndex: Sendable {
         }
     }
 
-    private static func info(from row: Row, ranges: ByteRangeSet) -> ResourceInfo? {
-        guard let key = CacheKey(hex: row["key"]) else { return nil }
+    private static func info(from row: Row, ranges: ByteRangeSet) throws -> ResourceInfo? {
+        guard let key = CacheKey(hex: try row.decode(forColumn: "key")) else { return nil }
+        let length: Int64? = try row.decode(forColumn: "contentLength")
+        if let length, length < 0 { return nil }
         return ResourceInfo(
             key: key,
             metadata: ResourceMetadata(
-                url: row["url"], contentLength: row["contentLength"], contentType: row["contentType"],
-                etag: row["etag"], lastModified: row["lastModified"]),
+                url: try row.decode(forColumn: "url"), contentLength: length,
+                contentType: try row.decode(forColumn: "contentType"), etag: try row.decode(forColumn: "etag"),
+                lastModified: try row.decode(forColumn: "lastModified")),
             ranges: ranges,
-            state: ResourceState(rawValue: row["state"]) ?? .partial,
-            createdAt: Date(timeIntervalSince1970: row["createdAt"]),
-            lastAccess: Date(timeIntervalSince1970: row["lastAccess"]),
-            generation: row["generation"],
-            servedFromCache: row["servedFromCache"],
-            fetchedFromOrigin: row["fetchedFromOrigin"])
+            state: ResourceState(rawValue: try row.decode(forColumn: "state")) ?? .partial,
+            createdAt: Date(timeIntervalSince1970: try row.decode(forColumn: "createdAt")),
+            lastAccess: Date(timeIntervalSince1970: try row.decode(forColumn: "lastAccess")),
+            generation: try row.decode(forColumn: "generation"),
+            servedFromCache: try row.decode(forColumn: "servedFromCache"),
+            fetchedFromOrigin: try row.decode(forColumn: "fetchedFromOrigin"))
     }
 
     /// Up to `limit` keys, least recently accessed first, optionally of one state and older than `before`.
@@ -169,7 +245,10 @@ final class CacheIndex: Sendable {
             return try queue.read { db in
                 var result: [CacheKey: Int] = [:]
                 for row in try Row.fetchAll(db, sql: "SELECT key, count FROM playCount") {
-                    if let key = CacheKey(hex: row["key"]) { result[key] = row["count"] }
+                    guard let hex: String = try? row.decode(forColumn: "key"), let key = CacheKey(hex: hex),
+                        let count: Int = try? row.decode(forColumn: "count")
+                    else { continue }
+                    result[key] = count
                 }
                 return result
             }
@@ -182,9 +261,12 @@ final class CacheIndex: Sendable {
             return try queue.read { db in
                 var totals = CacheTotals()
                 for row in try Row.fetchAll(db, sql: "SELECT name, value FROM total") {
-                    switch row["name"] as String {
-                    case "originBytes": totals.originBytes = row["value"]
-                    case "cacheHitBytes": totals.cacheHitBytes = row["value"]
+                    guard let name: String = try? row.decode(forColumn: "name"),
+                        let value: Int64 = try? row.decode(forColumn: "value")
+                    else { continue }
+                    switch name {
+                    case "originBytes": totals.originBytes = value
+                    case "cacheHitBytes": totals.cacheHitBytes = value
                     default: break
                     }
                 }

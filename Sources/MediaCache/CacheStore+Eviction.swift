@@ -146,7 +146,7 @@ extension CacheStore {
     /// Removes an entry: its file is renamed into `trash/` (unlinked in the background), then its row is deleted.
     func discardLocked(_ s: inout StoreState, _ key: CacheKey) throws {
         guard let entry = s.entries[key] else { return }
-        s.files.removeValue(forKey: key)?.closeFile()
+        s.files.removeValue(forKey: key)
         let source = path(for: entry)
         let trashPath = (trashDirectory as NSString).appendingPathComponent("\(key.hex).\(UUID().uuidString)")
         if DataFile.size(atPath: source) != nil {

@@ -47,15 +47,21 @@ public final class CacheStore: Sendable {
         self.now = now
         let rootPath = directory.path
         self.freeSpace = freeSpace ?? { DataFile.freeSpace(atPath: rootPath) }
-        try CacheDirectory.create(directory)
-        for sub in ["temp", "media", "trash"] {
-            try CacheDirectory.create(directory.appendingPathComponent(sub))
+        if let mode = try CacheDirectory.create(directory), mode & 0o077 != 0 {
+            logger.warning(
+                "cache directory \(directory.path) is open to other users (mode \(String(mode, radix: 8))); run chmod 700 on it")
         }
+        for sub in ["temp", "media", "trash"] {
+            // Our own folders: tightened if something widened them.
+            let folder = directory.appendingPathComponent(sub)
+            if let mode = try CacheDirectory.create(folder), mode & 0o077 != 0 { chmod(folder.path, 0o700) }
+        }
+        CacheIndex.createPrivately(directory.appendingPathComponent("index.sqlite").path)
         let lockFD = try Self.lockDirectory(directory)
         lockDescriptor = Mutex(lockFD)
         do {
             let (index, movedAside) = try CacheIndex.open(
-                path: directory.appendingPathComponent("index.sqlite").path, logger: logger)
+                path: directory.appendingPathComponent("index.sqlite").path, logger: logger, now: now())
             self.index = index
             var report = RecoveryReport()
             report.indexMovedAside = movedAside
@@ -88,7 +94,6 @@ public final class CacheStore: Sendable {
         try commitAll()
         try flushTraffic()
         state.withLock { s in
-            for file in s.files.values { file.closeFile() }
             s.files.removeAll()
         }
     }
@@ -162,6 +167,9 @@ public final class CacheStore: Sendable {
     /// When `metadata` describes a different version than the one cached (ETag, Last-Modified or length changed),
     /// the old version is discarded whole and a new generation starts, so old and new bytes never mix.
     public func prepare(key: CacheKey, metadata: ResourceMetadata) throws -> Admission {
+        var metadata = metadata
+        // Credentials in a URL are never written down (the key still tells such URLs apart).
+        if let url = URL(string: metadata.url) { metadata.url = OriginURL.withoutCredentials(url).absoluteString }
         if let length = metadata.contentLength,
             length > min(configuration.partialByteLimit, configuration.completeByteLimit)
         {
@@ -216,7 +224,8 @@ public final class CacheStore: Sendable {
     }
 
     /// Writes `bytes` at `offset` of the resource's data file; the range becomes readable at once and is recorded
-    /// in the index at the next commit (every `commitInterval` bytes, at completion, or on `commit`).
+    /// in the index at the next commit (every `commitInterval` bytes or `commitLatency` seconds, at completion, or
+    /// on `commit`).
     ///
     /// Returns false when the bytes were not stored because the budget is full of pinned data; the caller streams
     /// them through uncached. Throws `resourceChanged` when `generation` is no longer current.
@@ -243,7 +252,9 @@ public final class CacheStore: Sendable {
             s.partialBytes += newBytes
             s.entries[key] = updated
             let complete = updated.info.metadata.contentLength.map { updated.written.contains(0..<$0) } ?? false
-            return (true, complete || updated.unrecordedBytes >= configuration.commitInterval)
+            let due = updated.unrecordedBytes >= configuration.commitInterval
+                || now().timeIntervalSince(updated.lastRecorded) >= configuration.commitLatency
+            return (true, complete || due)
         }
         if needsCommit { try commit(key: key) }
         return stored
@@ -256,8 +267,27 @@ public final class CacheStore: Sendable {
     }
 
     /// Makes written bytes durable, then records them in the index; moves a now-complete file into `media/`.
+    ///
+    /// The sync runs outside the store's lock, so readers and writers of other resources never wait for the disk.
+    /// Bytes whose sync fails are forgotten (treated as missing, fetched again), never recorded by a later commit.
     public func commit(key: CacheKey) throws {
-        try state.withLock { s in try commitLocked(&s, key) }
+        let pending = state.withLock { s -> (file: DataFile?, ranges: ByteRangeSet, generation: Int64)? in
+            guard let entry = s.entries[key], entry.unrecordedBytes > 0 || entry.info.ranges != entry.written else {
+                return nil
+            }
+            return (s.files[key], entry.written, entry.info.generation)
+        }
+        guard let pending else { return }
+        var failure: CacheError?
+        do {
+            try pending.file?.sync()
+        } catch {
+            failure = error
+        }
+        try state.withLock { s in
+            try recordLocked(&s, key, durable: pending.ranges, generation: pending.generation, syncFailed: failure != nil)
+        }
+        if let failure { throw failure }
         try enforceBudgetsIfDue()
     }
 
@@ -268,17 +298,37 @@ public final class CacheStore: Sendable {
         }
     }
 
+    /// Syncs and records under the lock (shutdown, and closing one of too many open files).
     func commitLocked(_ s: inout StoreState, _ key: CacheKey) throws {
-        guard var entry = s.entries[key] else { return }
-        if entry.unrecordedBytes > 0 || entry.info.ranges != entry.written {
-            if let file = s.files[key] { try file.sync() }
-            entry.info.ranges = entry.written
-            entry.unrecordedBytes = 0
+        guard let entry = s.entries[key] else { return }
+        var syncFailed = false
+        if entry.unrecordedBytes > 0 || entry.info.ranges != entry.written, let file = s.files[key] {
+            do { try file.sync() } catch { syncFailed = true }
         }
+        try recordLocked(&s, key, durable: entry.written, generation: entry.info.generation, syncFailed: syncFailed)
+    }
+
+    /// Records `durable` (ranges whose bytes were synced) for the entry, if it is still that generation.
+    private func recordLocked(
+        _ s: inout StoreState, _ key: CacheKey, durable: ByteRangeSet, generation: Int64, syncFailed: Bool
+    ) throws {
+        guard var entry = s.entries[key], entry.info.generation == generation else { return }
+        if syncFailed {
+            let lost = entry.written.total - entry.info.ranges.total
+            logger.error("cache entry \(key): syncing its data failed; \(lost) unrecorded bytes will be fetched again")
+            if entry.info.state == .complete { s.completeBytes -= lost } else { s.partialBytes -= lost }
+            entry.written = entry.info.ranges
+            entry.unrecordedBytes = 0
+            s.entries[key] = entry
+            return
+        }
+        entry.info.ranges = durable
+        entry.unrecordedBytes = entry.written.total - durable.total
+        entry.lastRecorded = now()
         if entry.info.state == .partial, entry.info.isComplete {
             let from = (tempDirectory as NSString).appendingPathComponent(key.hex)
             let to = (mediaDirectory as NSString).appendingPathComponent(key.hex)
-            s.files.removeValue(forKey: key)?.closeFile()
+            s.files.removeValue(forKey: key)
             try DataFile.rename(from: from, to: to)
             entry.info.state = .complete
             s.partialBytes -= entry.written.total
@@ -327,7 +377,7 @@ public final class CacheStore: Sendable {
         guard let entry = s.entries[key] else { throw CacheError.notCached(key) }
         if s.files.count >= StoreState.maxOpenFiles, let victim = s.files.keys.first(where: { $0 != key }) {
             try commitLocked(&s, victim)
-            s.files.removeValue(forKey: victim)?.closeFile()
+            s.files.removeValue(forKey: victim)
         }
         let file = try DataFile(path: path(for: entry))
         s.files[key] = file
@@ -358,8 +408,11 @@ struct StoreEntry {
     var info: ResourceInfo
     var written: ByteRangeSet
     var unrecordedBytes: Int64 = 0
+    /// When ranges were last recorded (unrecorded bytes older than `commitLatency` are committed).
+    var lastRecorded: Date
 
     init(info: ResourceInfo) {
+        lastRecorded = info.lastAccess
         self.info = info
         written = info.ranges
     }

@@ -6,10 +6,11 @@ import Glibc
 import Darwin
 #endif
 
-/// A sparse data file accessed with positional reads and writes; not thread-safe on its own (the store serializes).
-final class DataFile: @unchecked Sendable {  // only used under the store's lock
+/// A sparse data file accessed with positional reads and writes. The descriptor is fixed for the object's life and
+/// closed when the last reference goes, so a commit may sync it outside the store's lock while the store drops it.
+final class DataFile: Sendable {
     let path: String
-    private(set) var descriptor: Int32
+    let descriptor: Int32
 
     /// Opens (creating if needed) the file at `path` for reading and writing.
     init(path: String) throws(CacheError) {
@@ -19,13 +20,7 @@ final class DataFile: @unchecked Sendable {  // only used under the store's lock
         descriptor = fd
     }
 
-    deinit { if descriptor >= 0 { close(descriptor) } }
-
-    /// Closes the descriptor; later calls fail.
-    func closeFile() {
-        if descriptor >= 0 { close(descriptor) }
-        descriptor = -1
-    }
+    deinit { close(descriptor) }
 
     /// Writes all of `bytes` at `offset`, retrying short writes and EINTR.
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(CacheError) {

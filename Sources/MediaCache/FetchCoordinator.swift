@@ -29,6 +29,8 @@ struct KeyCoordination: Sendable {
     var events: UInt64 = 0
     /// Resource is too large to cache (or the budget is full of pinned data): readers stream it through.
     var passthrough = false
+    /// Why the resource streams through.
+    var passthroughReason: String?
     var validation: ValidationState = .notStarted
     var offline = false
     /// What the origin last said about the resource (kept here too for resources the store does not hold).

@@ -4,12 +4,12 @@ import NIOCore
 
 /// Reads a range straight from the origin, for resources that stream through uncached.
 final class HTTPClientBodyReader {
-    private var iterator: HTTPClientResponse.Body.AsyncIterator
+    private var body: OriginBodyStream
     private var skip: Int64
     private let url: URL
 
-    private init(iterator: HTTPClientResponse.Body.AsyncIterator, skip: Int64, url: URL) {
-        self.iterator = iterator
+    private init(body: OriginBodyStream, skip: Int64, url: URL) {
+        self.body = body
         self.skip = skip
         self.url = url
     }
@@ -25,9 +25,12 @@ final class HTTPClientBodyReader {
             guard let contentRange = response.contentRangeHeader.flatMap(ContentRange.init),
                 contentRange.range?.lowerBound == offset
             else { throw OriginError.badContentRange(url: url.absoluteString, header: response.contentRangeHeader) }
-            return HTTPClientBodyReader(iterator: response.body.makeAsyncIterator(), skip: 0, url: url)
+            return HTTPClientBodyReader(
+                body: OriginBodyStream(response, url: url, configuration: fetcher.configuration), skip: 0, url: url)
         case 200:
-            return HTTPClientBodyReader(iterator: response.body.makeAsyncIterator(), skip: offset, url: url)
+            return HTTPClientBodyReader(
+                body: OriginBodyStream(response, url: url, configuration: fetcher.configuration), skip: offset,
+                url: url)
         case 416:
             throw OriginError.rangeNotSatisfiable(
                 url: url.absoluteString,
@@ -40,7 +43,7 @@ final class HTTPClientBodyReader {
     /// The next bytes (at most `limit` when given), or nil at the end of the body.
     func next(upTo limit: Int64?) async throws -> [UInt8]? {
         if let limit, limit <= 0 { return nil }
-        while var buffer = try await OriginFetcher.nextBuffer(&iterator, url: url) {
+        while var buffer = try await body.next() {
             if skip > 0 {
                 let dropped = Int(Swift.min(skip, Int64(buffer.readableBytes)))
                 buffer.moveReaderIndex(forwardBy: dropped)

@@ -24,6 +24,9 @@ public struct LoadingStream: AsyncSequence, Sendable {
         private var initiallyCached = ByteRangeSet()
         private var holding: Int?
         private var retries = 0
+        private var replans = 0
+        /// Bytes delivered since the last transient failure: enough of them restores the retry budget.
+        private var deliveredSinceFailure: Int64 = 0
         private var delivered: Int64 = 0
         private var cacheBytes: Int64 = 0
         private var originBytes: Int64 = 0
@@ -111,7 +114,7 @@ public struct LoadingStream: AsyncSequence, Sendable {
                 }
                 // The fetch this reader relied on ended since the state above was read (it may have written the
                 // bytes, learned the length, or failed): look again before planning another.
-                if try checkHeldFetch() { continue }
+                if try await checkHeldFetch() { continue }
                 switch loader.coordinator.plan(
                     key: key, offset: currentOffset, end: endOffset(length: length), length: length,
                     available: available, holding: holding)
@@ -126,25 +129,36 @@ public struct LoadingStream: AsyncSequence, Sendable {
             }
         }
 
-        /// Looks at how the fetch this reader relied on ended: transient failures are retried (resuming from the
-        /// first missing byte), others are thrown. True when it had ended.
-        private func checkHeldFetch() throws -> Bool {
+        /// Looks at how the fetch this reader relied on ended: transient failures are retried after a backoff
+        /// (resuming from the first missing byte) within the request's retry budget, others are thrown. True when
+        /// it had ended.
+        private func checkHeldFetch() async throws -> Bool {
             guard let held = holding, let outcome = loader.coordinator.outcome(key: key, fetchID: held) else {
                 return false
             }
             holding = nil
             switch outcome {
             case .failed(let error):
-                if let origin = error as? OriginError, origin.isTransient, retries < loader.configuration.maxRetries {
-                    retries += 1
-                    return true
+                guard let origin = error as? OriginError, origin.isTransient else { throw error }
+                if deliveredSinceFailure >= loader.configuration.retryBudgetRestoredAfter { retries = 0 }
+                deliveredSinceFailure = 0
+                guard retries < loader.configuration.maxRetries else {
+                    if retries == 0 { throw origin }
+                    throw OriginError.retriesExhausted(
+                        url: request.url.absoluteString, attempts: retries + 1, last: "\(origin)")
                 }
-                throw error
+                retries += 1
+                let delay = RetryBackoff.delay(
+                    attempt: retries, base: loader.configuration.retryBackoff, cap: loader.configuration.retryBackoffCap)
+                loader.logger.warning(
+                    "\(origin); retrying from byte \(currentOffset) in \(RetryBackoff.describe(delay)) (attempt \(retries + 1) of \(loader.configuration.maxRetries + 1))")
+                if delay > 0 { try await Task.sleep(for: .milliseconds(Int64(delay * 1000))) }
+                return true
             case .finished, .cancelled:
                 // It ended without our byte (a shortened fetch, or a cancelled one we shared): plan again, but
                 // not forever.
-                retries += 1
-                if retries > loader.configuration.maxRetries + 8 {
+                replans += 1
+                if replans > loader.configuration.maxRetries + 8 {
                     throw OriginError.connectionLost(
                         url: request.url.absoluteString, reason: "no progress at byte \(currentOffset)")
                 }
@@ -168,7 +182,8 @@ public struct LoadingStream: AsyncSequence, Sendable {
             originBytes += Int64(bytes.count) - fromCache
             delivered += Int64(bytes.count)
             currentOffset = range.upperBound
-            retries = 0
+            deliveredSinceFailure += Int64(bytes.count)
+            replans = 0
             return LoadedChunk(
                 offset: range.lowerBound, bytes: bytes, source: fromCache == Int64(bytes.count) ? .cache : .origin)
         }

@@ -72,7 +72,10 @@ extension MediaLoader {
         switch try store.prepare(key: key, metadata: metadata) {
         case .uncacheable(let why):
             logger.info("\(url) streams through uncached: \(why)")
-            coordinator.signal(key) { $0.passthrough = true }
+            coordinator.signal(key) {
+                $0.passthrough = true
+                $0.passthroughReason = why
+            }
             return
         case .cacheable(let current, let replaced):
             generation = current
@@ -82,8 +85,8 @@ extension MediaLoader {
         }
         coordinator.signal(key) { $0.offline = false }
 
-        var iterator = response.body.makeAsyncIterator()
-        while let buffer = try await OriginFetcher.nextBuffer(&iterator, url: url) {
+        var body = OriginBodyStream(response, url: url, configuration: fetcher.configuration)
+        while let buffer = try await body.next() {
             transfer.withLock { $0.bytes += Int64(buffer.readableBytes) }
             try Task.checkCancellation()
             guard case .some(let target) = coordinator.target(key: key, fetchID: fetchID) else { return }
@@ -98,7 +101,10 @@ extension MediaLoader {
             store.recordTraffic(key: key, origin: count, cacheHit: 0)
             guard stored else {
                 logger.info("\(url): cache budget is full of pinned data; streaming through")
-                coordinator.signal(key) { $0.passthrough = true }
+                coordinator.signal(key) {
+                    $0.passthrough = true
+                    $0.passthroughReason = "the cache budget is full of data in use"
+                }
                 return
             }
             writeOffset += usable

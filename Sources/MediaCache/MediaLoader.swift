@@ -11,8 +11,15 @@ public struct LoaderConfiguration: Sendable, Equatable {
     public var joinWindow: Int64 = 256 << 10
     /// Largest chunk handed to a reader at once.
     public var readChunk = 256 << 10
-    /// Retries of a transfer that broke off (each resumes from the first missing byte), per reader.
+    /// Retries of a transfer that broke off (each resumes from the first missing byte), per request: the budget
+    /// is restored only after `retryBudgetRestoredAfter` bytes arrived since the last failure.
     public var maxRetries = 3
+    /// Bytes that must arrive after a failure before the retry budget is full again.
+    public var retryBudgetRestoredAfter: Int64 = 1 << 20
+    /// First retry delay in seconds; each further retry doubles it (with ±50 % jitter) up to `retryBackoffCap`.
+    public var retryBackoff: TimeInterval = 0.25
+    /// Longest retry delay in seconds.
+    public var retryBackoffCap: TimeInterval = 4
     /// Check a cached copy against the origin (HEAD) once per resource and session before serving it.
     public var revalidate = true
     /// Origin timeouts and redirects.
@@ -187,6 +194,12 @@ public final class MediaLoader: Sendable {
 
     /// Request outcomes and bytes delivered in this session.
     public var metrics: LoaderMetrics { metricsState.withLock { $0 } }
+
+    /// Why `key` streams through uncached in this session (too large for the budget, or the budget is full of
+    /// data in use), or nil when it is cached as it loads.
+    public func streamThroughReason(_ key: CacheKey) -> String? {
+        coordinator.with(key) { $0.passthrough ? ($0.passthroughReason ?? "it cannot be cached") : nil }
+    }
 
     /// True when the last attempt to reach the origin for `key` failed (cached bytes are served regardless).
     public func isOffline(_ key: CacheKey) -> Bool { coordinator.with(key) { $0.offline } }

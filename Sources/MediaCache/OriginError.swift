@@ -18,8 +18,18 @@ public enum OriginError: Error, Equatable, Sendable, CustomStringConvertible {
     case unsupportedScheme(url: String)
     /// The resource changed at the origin after this reader had received bytes of the old version.
     case resourceChanged(url: String)
+    /// The URL (given, or from a redirect) cannot be requested: bad scheme, host or port.
+    case invalidURL(url: String, reason: String)
+    /// The origin sent too little for too long (below the minimum throughput).
+    case tooSlow(url: String, bytesPerSecond: Int, seconds: Int)
+    /// The retry budget of one request ran out.
+    case retriesExhausted(url: String, attempts: Int, last: String)
 
     public var description: String {
+        OriginURL.redactingCredentials(in: rawDescription)
+    }
+
+    private var rawDescription: String {
         switch self {
         case .unreachable(let url, let reason): return "\(url): origin unreachable (\(reason))"
         case .httpStatus(let url, let status, let reason): return "\(url): origin answered \(status) \(reason)"
@@ -32,13 +42,18 @@ public enum OriginError: Error, Equatable, Sendable, CustomStringConvertible {
         case .tooManyRedirects(let url): return "\(url): too many redirects"
         case .unsupportedScheme(let url): return "\(url): unsupported scheme (use http or https)"
         case .resourceChanged(let url): return "\(url): the resource changed at the origin during the transfer; request it again"
+        case .invalidURL(let url, let reason): return "\(url): \(reason)"
+        case .tooSlow(let url, let rate, let seconds):
+            return "\(url): origin too slow (under \(rate) bytes/s for \(seconds) s)"
+        case .retriesExhausted(let url, let attempts, let last):
+            return "\(url): gave up after \(attempts) attempts (last: \(last))"
         }
     }
 
     /// True for failures worth retrying from the first missing byte.
     var isTransient: Bool {
         switch self {
-        case .connectionLost, .timeout: return true
+        case .connectionLost, .timeout, .tooSlow: return true
         default: return false
         }
     }

@@ -11,6 +11,11 @@ public struct OriginClientConfiguration: Sendable, Equatable {
     public var readTimeout: TimeInterval = 10
     /// Redirects followed before failing.
     public var maxRedirects = 5
+    /// A response body arriving slower than this many bytes per second over `minimumThroughputWindow` fails with
+    /// "origin too slow"; 0 turns the rule off.
+    public var minimumBytesPerSecond = 4_096
+    /// Seconds over which `minimumBytesPerSecond` is measured.
+    public var minimumThroughputWindow: TimeInterval = 15
 
     /// The defaults.
     public init() {}
@@ -33,15 +38,18 @@ struct OriginResponse {
 /// Issues GET and HEAD requests on one shared AsyncHTTPClient, mapping failures to `OriginError`.
 final class OriginFetcher: Sendable {
     let client: HTTPClient
+    let configuration: OriginClientConfiguration
 
     init(configuration: OriginClientConfiguration) {
         var config = HTTPClient.Configuration(
-            redirectConfiguration: .follow(max: configuration.maxRedirects, allowCycles: false),
+            // Redirects are followed here, not by the client, so every target passes `OriginURL.validate`.
+            redirectConfiguration: .disallow,
             timeout: .init(
                 connect: .milliseconds(Int64(configuration.connectTimeout * 1000)),
                 read: .milliseconds(Int64(configuration.readTimeout * 1000))),
             decompression: .disabled)
         config.connectionPool = .init(idleTimeout: .seconds(30))
+        self.configuration = configuration
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
     }
 
@@ -55,12 +63,46 @@ final class OriginFetcher: Sendable {
     }
 
     /// Sends the request and returns once the response head arrived; the body streams with back-pressure.
+    /// Redirects (301, 302, 303, 307, 308) are followed up to `maxRedirects` times, each target validated first.
     func send(url: URL, method: HTTPMethod, range: String? = nil, ifRange: String? = nil) async throws
         -> OriginResponse
     {
-        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
-            throw OriginError.unsupportedScheme(url: url.absoluteString)
+        var current = try OriginURL.validate(url)
+        var visited: Set<String> = [current.absoluteString]
+        var redirects = 0
+        while true {
+            let response = try await sendOnce(url: current, method: method, range: range, ifRange: ifRange)
+            guard [301, 302, 303, 307, 308].contains(response.status), let location = response.headers.first(name: "location")
+            else { return response }
+            // Let the redirect's own body go; it is never read.
+            _ = response.body
+            redirects += 1
+            guard redirects <= configuration.maxRedirects else {
+                throw OriginError.tooManyRedirects(url: url.absoluteString)
+            }
+            guard let next = URL(string: location, relativeTo: current)?.absoluteURL else {
+                throw OriginError.invalidURL(url: location, reason: "redirect target is not a URL")
+            }
+            do {
+                current = try OriginURL.validate(next)
+            } catch {
+                throw OriginError.invalidURL(
+                    url: url.absoluteString, reason: "redirected to \(next.absoluteString), which \(Self.reason(error))")
+            }
+            guard visited.insert(current.absoluteString).inserted else {
+                throw OriginError.tooManyRedirects(url: url.absoluteString)
+            }
         }
+    }
+
+    private static func reason(_ error: OriginError) -> String {
+        if case .invalidURL(_, let reason) = error { return reason }
+        return "\(error)"
+    }
+
+    private func sendOnce(url: URL, method: HTTPMethod, range: String?, ifRange: String?) async throws
+        -> OriginResponse
+    {
         var request = HTTPClientRequest(url: url.absoluteString)
         request.method = method
         request.headers.add(name: "User-Agent", value: "stories-tui MediaCache")
@@ -68,7 +110,8 @@ final class OriginFetcher: Sendable {
         if let range { request.headers.add(name: "Range", value: range) }
         if let ifRange { request.headers.add(name: "If-Range", value: ifRange) }
         do {
-            // The deadline bounds the whole exchange; stalls are caught earlier by the read timeout.
+            // The deadline bounds the whole exchange; stalls are caught earlier by the read timeout and slow
+            // trickles by the minimum-throughput rule.
             let response = try await client.execute(request, timeout: .hours(6))
             return OriginResponse(
                 status: Int(response.status.code), reason: response.status.reasonPhrase, headers: response.headers,
@@ -105,5 +148,62 @@ final class OriginFetcher: Sendable {
         return beforeResponse
             ? OriginError.unreachable(url: url.absoluteString, reason: text)
             : OriginError.connectionLost(url: url.absoluteString, reason: text)
+    }
+}
+
+/// Bytes received per window, judged against a minimum rate: a plain value so the rule is tested without a network.
+struct ThroughputMeter: Sendable, Equatable {
+    /// The least acceptable average rate over one window; 0 accepts anything.
+    let minimumBytesPerSecond: Int
+    /// The window's length in seconds.
+    let window: Double
+    private(set) var windowStart: Double
+    private(set) var windowBytes: Int64 = 0
+
+    init(minimumBytesPerSecond: Int, window: Double, start: Double) {
+        self.minimumBytesPerSecond = minimumBytesPerSecond
+        self.window = window
+        windowStart = start
+    }
+
+    /// Counts `bytes` received at `now`; false once a whole window passed with fewer bytes than the minimum.
+    mutating func record(_ bytes: Int, at now: Double) -> Bool {
+        windowBytes += Int64(bytes)
+        guard minimumBytesPerSecond > 0, window > 0, now - windowStart >= window else { return true }
+        let enough = Double(windowBytes) >= Double(minimumBytesPerSecond) * (now - windowStart)
+        windowStart = now
+        windowBytes = 0
+        return enough
+    }
+}
+
+/// A response body read buffer by buffer, failing with `OriginError.tooSlow` when it trickles below the minimum
+/// throughput, and with mapped transport errors otherwise.
+struct OriginBodyStream {
+    private var iterator: HTTPClientResponse.Body.AsyncIterator
+    private let url: URL
+    private var meter: ThroughputMeter
+    private let clock = ContinuousClock()
+    private let origin: ContinuousClock.Instant
+
+    init(_ response: OriginResponse, url: URL, configuration: OriginClientConfiguration) {
+        iterator = response.body.makeAsyncIterator()
+        self.url = url
+        origin = clock.now
+        meter = ThroughputMeter(
+            minimumBytesPerSecond: configuration.minimumBytesPerSecond,
+            window: configuration.minimumThroughputWindow, start: 0)
+    }
+
+    /// The next buffer, or nil at the end of the body.
+    mutating func next() async throws -> ByteBuffer? {
+        guard let buffer = try await OriginFetcher.nextBuffer(&iterator, url: url) else { return nil }
+        let elapsed = origin.duration(to: clock.now)
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        guard meter.record(buffer.readableBytes, at: seconds) else {
+            throw OriginError.tooSlow(
+                url: url.absoluteString, bytesPerSecond: meter.minimumBytesPerSecond, seconds: Int(meter.window))
+        }
+        return buffer
     }
 }

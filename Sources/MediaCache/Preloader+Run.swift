@@ -34,6 +34,9 @@ extension Preloader {
         }
         while true {
             try Task.checkCancellation()
+            if let why = loader.streamThroughReason(target.key) {
+                throw PreloadError(description: "\(target.url.absoluteString) cannot be cached: \(why)")
+            }
             let available = store.availableRanges(for: target.key)
             guard let gap = needed.lazy.flatMap({ available.missing(in: $0) }).first else { break }
             if gated {

@@ -49,10 +49,14 @@ final class ProxyHandler: ChannelInboundHandler, @unchecked Sendable {
             return await simple(
                 .methodNotAllowed, "only GET and HEAD\n", channel, keepAlive, head: isHead, extra: [("Allow", "GET, HEAD")])
         }
-        guard let text = components?.queryItems?.first(where: { $0.name == "url" })?.value, let url = URL(string: text),
-            let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil
-        else {
+        guard let text = components?.queryItems?.first(where: { $0.name == "url" })?.value else {
             return await simple(.badRequest, "bad request: url= must be a percent-encoded http or https URL\n", channel, keepAlive, head: isHead)
+        }
+        let url: URL
+        do {
+            url = try OriginURL.parse(text)
+        } catch {
+            return await simple(.badRequest, "bad request: url= \(error)\n", channel, keepAlive, head: isHead)
         }
         let info: ContentInformation
         do {

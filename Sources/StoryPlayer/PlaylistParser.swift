@@ -1,4 +1,5 @@
 import Foundation
+import MediaCache
 
 /// Reads and validates playlist JSON, reporting the first problem with its file, story and field.
 public enum PlaylistParser {
@@ -101,10 +102,12 @@ public enum PlaylistParser {
             guard scheme == "http" || scheme == "https" else {
                 throw fail("unsupported scheme '\(scheme)' (use http, https or a relative path)")
             }
-            guard let url = URL(string: trimmed), let host = url.host, !host.isEmpty else {
+            do {
+                return .remote(try OriginURL.parse(trimmed))
+            } catch {
+                if case .invalidURL(_, let reason) = error { throw fail("'\(trimmed)' \(reason)") }
                 throw fail("'\(trimmed)' is not a valid URL")
             }
-            return .remote(url)
         }
         guard !trimmed.hasPrefix("/") else {
             throw fail("'\(trimmed)' is an absolute path (use a path relative to the playlist's folder)")
@@ -135,6 +138,9 @@ public enum PlaylistParser {
         return Int(double)
     }
 
+    /// The longest story a playlist may declare: 24 hours.
+    public static let maximumDuration: Double = 86_400
+
     private static func positiveNumber(_ value: Any?, _ fail: (String) -> PlaylistError) throws(PlaylistError)
         -> Double?
     {
@@ -144,6 +150,9 @@ public enum PlaylistParser {
         }
         guard number.doubleValue > 0, number.doubleValue.isFinite else {
             throw fail("must be more than 0 seconds, found \(number)")
+        }
+        guard number.doubleValue <= Self.maximumDuration else {
+            throw fail("must be at most \(Int(Self.maximumDuration)) seconds (24 hours), found \(number)")
         }
         return number.doubleValue
     }

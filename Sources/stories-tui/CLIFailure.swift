@@ -13,7 +13,7 @@ struct CLIFailure: Error, CustomStringConvertible {
 extension CLIFailure {
     /// Prints the message and exits; used instead of letting ArgumentParser print usage for runtime failures.
     func exit() -> Never {
-        FileHandle.standardError.write(Data("stories-tui: \(message)\n".utf8))
+        StandardStreams.writeError("stories-tui: \(message)\n")
         Foundation.exit(exitCode)
     }
 }

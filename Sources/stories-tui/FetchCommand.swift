@@ -39,6 +39,8 @@ struct FetchCommand: AsyncParsableCommand {
             }
             await loader.shutdown()
             try? store.close()
+            // The reader of stdout went away (`| head -c 100`): what it wanted it got; end quietly.
+            if failure is StandardStreams.Closed { return }
             if let failure {
                 if failure is CLIFailure { throw failure }
                 throw CLIFailure(message: "fetch: \(failure)", exitCode: 1)
@@ -63,29 +65,14 @@ struct FetchCommand: AsyncParsableCommand {
                 request.requestedOffset = Swift.max(0, length - count)
             }
         }
-        let sink: FileHandle
-        var temporary: String?
-        if let output {
-            temporary = output + ".partial-\(ProcessInfo.processInfo.processIdentifier)"
-            guard let path = temporary, FileManager.default.createFile(atPath: path, contents: nil),
-                let handle = FileHandle(forWritingAtPath: path)
-            else { throw CLIFailure(message: "--output: cannot write \(output)", exitCode: 2) }
-            sink = handle
-        } else {
-            sink = FileHandle.standardOutput
-        }
+        let sink = try FetchOutput(path: output)
         do {
             for try await chunk in loader.load(request) {
-                try sink.write(contentsOf: chunk.bytes)
+                try sink.write(chunk.bytes)
             }
-            if let temporary, let output {
-                try sink.close()
-                // Replace the target only once every byte is there.
-                if FileManager.default.fileExists(atPath: output) { try FileManager.default.removeItem(atPath: output) }
-                try FileManager.default.moveItem(atPath: temporary, toPath: output)
-            }
+            try sink.commit()
         } catch {
-            if let temporary { try? FileManager.default.removeItem(atPath: temporary) }
+            sink.abandon()
             throw error
         }
     }
@@ -125,12 +112,10 @@ enum ByteRangeArgument: Equatable {
 /// URL arguments: http and https only.
 enum CLIURL {
     static func parse(_ text: String, context: String) throws -> URL {
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), url.host != nil else {
-            throw CLIFailure(message: "\(context): '\(text)' is not a URL (use http://… or https://…)", exitCode: 2)
+        do {
+            return try OriginURL.parse(text)
+        } catch {
+            throw CLIFailure(message: "\(context): \(error)", exitCode: 2)
         }
-        guard scheme == "http" || scheme == "https" else {
-            throw CLIFailure(message: "\(context): unsupported scheme '\(scheme)' in \(text) (use http or https)", exitCode: 2)
-        }
-        return url
     }
 }

@@ -55,17 +55,28 @@ struct PlayCommand: AsyncParsableCommand {
                 playlist: list, loader: loader, resolve: StorySession.resolver(originBase: origin?.baseURL),
                 clock: RealPlaybackClock(speed: speed), showAll: all, preload: noPreload ? nil : PreloadPolicy())
             let stop = StopFlag()
+            // A reader of stdout that went away (`| head -1`) ends the run quietly.
+            let outputClosed = StopFlag()
+            let workHandle = TaskHandle()
+            let emitLine: @Sendable (String) -> Void = { line in
+                guard !outputClosed.isRaised else { return }
+                do {
+                    try StandardStreams.printOut(line)
+                } catch {
+                    outputClosed.raise()
+                    workHandle.cancel()
+                }
+            }
             let work = Task {
                 if headless {
-                    try await session.runHeadless { event in
-                        FileHandle.standardOutput.write(Data((event.jsonLine + "\n").utf8))
-                    }
+                    try await session.runHeadless { event in emitLine(event.jsonLine) }
                 } else if interactive {
                     try await TerminalApp.run(controller: try StoryController(session: session), stop: stop)
                 } else {
-                    try await session.runHeadless { event in TextReporter.print(event, playlist: list) }
+                    try await session.runHeadless { event in emitLine(TextReporter.line(event, playlist: list)) }
                 }
             }
+            workHandle.set(work)
             let signals = SignalWatcher {
                 stop.raise()
                 if !interactive { work.cancel() }
@@ -75,6 +86,7 @@ struct PlayCommand: AsyncParsableCommand {
             await loader.shutdown()
             try? store.close()
             await origin?.shutdown()
+            if outputClosed.isRaised { return }
             if case .failure(let error) = result, !(error is CancellationError) {
                 throw CLIFailure(message: "\(error)", exitCode: 1)
             }
@@ -84,7 +96,7 @@ struct PlayCommand: AsyncParsableCommand {
 
 /// Human-readable progress lines for `play` without `--headless`.
 enum TextReporter {
-    static func print(_ event: PlayerEvent, playlist: Playlist) {
+    static func line(_ event: PlayerEvent, playlist: Playlist) -> String {
         let line: String
         switch event {
         case .storyStart(let index, _, let title, _):
@@ -104,6 +116,6 @@ enum TextReporter {
         case .playlistEnd(let played, let skipped):
             line = "done: \(played) played, \(skipped) skipped"
         }
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        return line
     }
 }

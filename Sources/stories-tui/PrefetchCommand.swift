@@ -79,7 +79,7 @@ struct PrefetchCommand: AsyncParsableCommand {
                     } catch {
                         progress.clear()
                         failures += 1
-                        FileHandle.standardError.write(Data("stories-tui: prefetch: \(error)\n".utf8))
+                        StandardStreams.writeError("stories-tui: prefetch: \(error)\n")
                     }
                 }
                 return failures
@@ -113,11 +113,11 @@ final class ProgressLine: Sendable {
             "\(ByteFormat.string(progress.cachedBytes)) of \(ByteFormat.string($0))"
         } ?? "reading the header"
         let line = "\r\u{1B}[K\(label) [\(bar)] \(Int(fraction * 100))% \(amounts)"
-        FileHandle.standardError.write(Data(line.utf8))
+        StandardStreams.writeError(line)
     }
 
     func clear() {
         guard enabled else { return }
-        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        StandardStreams.writeError("\r\u{1B}[K")
     }
 }

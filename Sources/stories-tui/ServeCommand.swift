@@ -32,7 +32,8 @@ struct ServeCommand: AsyncParsableCommand {
                 try? store.close()
                 throw CLIFailure(message: "serve: \(error)", exitCode: 1)
             }
-            FileHandle.standardOutput.write(Data("proxy listening on \(proxy.baseURL)\n".utf8))
+            // Nobody reading the first line is no reason to stop serving.
+            try? StandardStreams.printOut("proxy listening on \(proxy.baseURL)")
             let stop = AsyncStream<Void> { continuation in
                 let watcher = SignalWatcher { continuation.finish() }
                 continuation.onTermination = { _ in watcher.stop() }
@@ -41,7 +42,7 @@ struct ServeCommand: AsyncParsableCommand {
             await proxy.shutdown()
             await loader.shutdown()
             try? store.close()
-            FileHandle.standardError.write(Data("stories-tui: proxy stopped; cache saved\n".utf8))
+            StandardStreams.writeError("stories-tui: proxy stopped; cache saved\n")
         }
     }
 }

@@ -6,6 +6,7 @@ import MediaCache
 @main
 enum Main {
     static func main() async {
+        StandardStreams.ignoreBrokenPipeSignal()
         let command: ParsableCommand
         do {
             command = try StoriesTUI.parseAsRoot()

@@ -13,6 +13,22 @@ final class StopFlag: Sendable {
     var isRaised: Bool { raised.load(ordering: .relaxed) }
 }
 
+/// Lets a closure cancel a task that is created after it.
+final class TaskHandle: Sendable {
+    private let task = Mutex<Task<Void, any Error>?>(nil)
+    private let cancelled = Atomic<Bool>(false)
+    /// Remembers `task`, cancelling it at once when `cancel` came first.
+    func set(_ task: Task<Void, any Error>) {
+        self.task.withLock { $0 = task }
+        if cancelled.load(ordering: .relaxed) { task.cancel() }
+    }
+    /// Cancels the task (now, or as soon as it is set).
+    func cancel() {
+        cancelled.store(true, ordering: .relaxed)
+        task.withLock { $0 }?.cancel()
+    }
+}
+
 /// The interactive stories screen. Curses is single-threaded, so one dedicated thread owns it from start to stop:
 /// it renders the controller's snapshot about ten times a second (drawing only what changed), reads keys and
 /// clicks, and gives the terminal back on quit, on a signal and on any error.
