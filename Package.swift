@@ -86,7 +86,9 @@ let package = Package(
         ),
         .testTarget(
             name: "MediaCacheTests",
-            dependencies: ["MediaCache", "MediaOrigin", "CacheCrashHelper"]
+            dependencies: [
+                "MediaCache", "MediaOrigin", "CacheCrashHelper", .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
         .testTarget(
             name: "StoryPlayerTests",

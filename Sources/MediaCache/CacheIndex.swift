@@ -29,7 +29,9 @@ final class CacheIndex: Sendable {
         if fd >= 0 { Glibc.close(fd) }
         for suffix in ["", "-wal", "-shm"] {
             var info = stat()
-            if stat(path + suffix, &info) == 0, info.st_mode & 0o077 != 0 { chmod(path + suffix, 0o600) }
+            if lstat(path + suffix, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_mode & 0o077 != 0 {
+                chmod(path + suffix, 0o600)
+            }
         }
     }
 
@@ -311,15 +313,18 @@ final class CacheIndex: Sendable {
         }
     }
 
-    /// Updates only the last-access time.
-    func touch(_ key: CacheKey, at date: Date) throws(CacheError) {
+    /// Updates last-access times, all in one transaction.
+    func touch(_ times: [(CacheKey, Date)]) throws(CacheError) {
+        guard !times.isEmpty else { return }
         do {
             try queue.write { db in
-                try db.execute(
-                    sql: "UPDATE resource SET lastAccess = ? WHERE key = ?",
-                    arguments: [date.timeIntervalSince1970, key.hex])
+                for (key, date) in times {
+                    try db.execute(
+                        sql: "UPDATE resource SET lastAccess = ? WHERE key = ?",
+                        arguments: [date.timeIntervalSince1970, key.hex])
+                }
             }
-        } catch { throw .index("cannot update access time: \(error)") }
+        } catch { throw .index("cannot update access times: \(error)") }
     }
 
     /// Deletes resource rows (their ranges cascade).

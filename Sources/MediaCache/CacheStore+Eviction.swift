@@ -92,23 +92,35 @@ extension CacheStore {
             }
         }
         s.bytesSinceSpaceCheck = 0
-        while isLowOnSpace(), let key = try lruVictim(&s, state: nil, protected: protected) {
-            try discardLocked(&s, key)
+        // Unlinking happens in the background, so the file system's count lags: add what this pass freed.
+        var freed: Int64 = 0
+        while isLowOnSpace(freedSinceReading: freed), let key = try lruVictim(&s, state: nil, protected: protected) {
+            freed += try discardLocked(&s, key)
             evicted.append((key, .lowDiskSpace))
         }
         for (key, reason) in evicted { logger.debug("evicted \(key): \(reason.rawValue)") }
         return evicted
     }
 
-    private func isLowOnSpace() -> Bool {
+    private func isLowOnSpace(freedSinceReading freed: Int64) -> Bool {
         guard configuration.minimumFreeDiskBytes > 0, let free = freeSpace() else { return false }
-        return free < configuration.minimumFreeDiskBytes
+        return free + freed < configuration.minimumFreeDiskBytes
     }
 
     private func lruVictim(_ s: inout StoreState, state: ResourceState?, protected: Set<CacheKey>) throws
         -> CacheKey?
     {
-        try index.leastRecentlyUsed(state: state, excluding: protected, limit: 1).first
+        try flushAccessTimesLocked(&s)
+        return try index.leastRecentlyUsed(state: state, excluding: protected, limit: 1).first
+    }
+
+    /// Writes access times that changed in memory (reads, zero-copy sends) to the index in one transaction, so
+    /// least-recently-used decisions see them.
+    func flushAccessTimesLocked(_ s: inout StoreState) throws {
+        guard !s.accessed.isEmpty else { return }
+        let times = s.accessed.compactMap { key in s.entries[key].map { (key, $0.info.lastAccess) } }
+        s.accessed.removeAll()
+        try index.touch(times)
     }
 
     /// Frees room for `newBytes` more partial bytes of `key`; false when only pinned data could be evicted.
@@ -123,9 +135,10 @@ extension CacheStore {
         s.bytesSinceSpaceCheck += newBytes
         if configuration.minimumFreeDiskBytes > 0, s.bytesSinceSpaceCheck >= (1 << 20) {
             s.bytesSinceSpaceCheck = 0
-            while isLowOnSpace() {
+            var freed: Int64 = 0
+            while isLowOnSpace(freedSinceReading: freed) {
                 guard let victim = try lruVictim(&s, state: nil, protected: protected) else { return false }
-                try discardLocked(&s, victim)
+                freed += try discardLocked(&s, victim)
                 logger.debug("evicted \(victim): \(EvictionReason.lowDiskSpace.rawValue)")
             }
         }
@@ -144,19 +157,28 @@ extension CacheStore {
     }
 
     /// Removes an entry: its file is renamed into `trash/` (unlinked in the background), then its row is deleted.
-    func discardLocked(_ s: inout StoreState, _ key: CacheKey) throws {
-        guard let entry = s.entries[key] else { return }
+    /// Returns the bytes it held.
+    @discardableResult
+    func discardLocked(_ s: inout StoreState, _ key: CacheKey) throws -> Int64 {
+        guard let entry = s.entries[key] else { return 0 }
         s.files.removeValue(forKey: key)
-        let source = path(for: entry)
-        let trashPath = (trashDirectory as NSString).appendingPathComponent("\(key.hex).\(UUID().uuidString)")
-        if DataFile.size(atPath: source) != nil {
-            try DataFile.rename(from: source, to: trashPath)
-            trashQueue.async { _ = unlink(trashPath) }
-        }
+        s.accessed.remove(key)
+        try moveToTrash(path(for: entry), name: key.hex)
         try index.delete([key])
         s.entries.removeValue(forKey: key)
         if entry.info.state == .complete { s.completeBytes -= entry.written.total } else {
             s.partialBytes -= entry.written.total
         }
+        return entry.written.total
+    }
+
+    /// Renames whatever is at `source` (a file, or a directory someone put there) into `trash/` and removes it in
+    /// the background; a reader that still has the file open keeps reading the old bytes.
+    func moveToTrash(_ source: String, name: String) throws {
+        var info = stat()
+        guard lstat(source, &info) == 0 else { return }
+        let trashPath = (trashDirectory as NSString).appendingPathComponent("\(name).\(UUID().uuidString)")
+        try DataFile.rename(from: source, to: trashPath)
+        trashQueue.async { try? FileManager.default.removeItem(atPath: trashPath) }
     }
 }

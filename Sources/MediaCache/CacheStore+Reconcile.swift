@@ -102,7 +102,7 @@ extension CacheStore {
         for folder in [temp, media] {
             for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
                 if let key = CacheKey(hex: name), entries[key] != nil { continue }
-                unlink((folder as NSString).appendingPathComponent(name))
+                try? FileManager.default.removeItem(atPath: (folder as NSString).appendingPathComponent(name))
                 report.orphanFilesRemoved += 1
             }
         }

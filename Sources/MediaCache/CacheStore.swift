@@ -93,7 +93,8 @@ public final class CacheStore: Sendable {
         }
         try commitAll()
         try flushTraffic()
-        state.withLock { s in
+        try state.withLock { s in
+            try flushAccessTimesLocked(&s)
             s.files.removeAll()
         }
     }
@@ -147,11 +148,15 @@ public final class CacheStore: Sendable {
     /// valid while it is read.
     public func openCompleteFile(for key: CacheKey) -> (descriptor: Int32, length: Int64)? {
         state.withLock { s in
-            guard let entry = s.entries[key], entry.info.state == .complete,
+            guard var entry = s.entries[key], entry.info.state == .complete,
                 let length = entry.info.metadata.contentLength
             else { return nil }
             let fd = open(path(for: entry), O_RDONLY | O_CLOEXEC)
-            return fd >= 0 ? (fd, length) : nil
+            guard fd >= 0 else { return nil }
+            entry.info.lastAccess = now()
+            s.entries[key] = entry
+            s.accessed.insert(key)
+            return (fd, length)
         }
     }
 
@@ -351,6 +356,7 @@ public final class CacheStore: Sendable {
             let bytes = try file.read(count: range.count, at: range.lowerBound)
             entry.info.lastAccess = now()
             s.entries[key] = entry
+            s.accessed.insert(key)
             return bytes
         }
     }
@@ -361,7 +367,7 @@ public final class CacheStore: Sendable {
             guard var entry = s.entries[key] else { return }
             entry.info.lastAccess = now()
             s.entries[key] = entry
-            try index.touch(key, at: entry.info.lastAccess)
+            try index.touch([(key, entry.info.lastAccess)])
         }
     }
 
@@ -379,7 +385,26 @@ public final class CacheStore: Sendable {
             try commitLocked(&s, victim)
             s.files.removeValue(forKey: victim)
         }
-        let file = try DataFile(path: path(for: entry))
+        let filePath = path(for: entry)
+        var info = stat()
+        if lstat(filePath, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
+            // Something that is not a data file took its place: what the index says it held is gone.
+            logger.warning("cache entry \(key): \(filePath) is not a regular file; moving it away and starting over")
+            try moveToTrash(filePath, name: key.hex)
+            var reset = entry
+            let lost = reset.written.total
+            if reset.info.state == .complete { s.completeBytes -= lost } else { s.partialBytes -= lost }
+            reset.info.state = .partial
+            reset.info.ranges = ByteRangeSet()
+            reset.written = ByteRangeSet()
+            reset.unrecordedBytes = 0
+            s.entries[key] = reset
+            try index.save(reset.info)
+            let file = try DataFile(path: path(for: reset))
+            s.files[key] = file
+            return file
+        }
+        let file = try DataFile(path: filePath)
         s.files[key] = file
         return file
     }
@@ -389,7 +414,7 @@ public final class CacheStore: Sendable {
 
     static func emptyDirectory(_ path: String) -> Int {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-        for name in names { unlink((path as NSString).appendingPathComponent(name)) }
+        for name in names { try? FileManager.default.removeItem(atPath: (path as NSString).appendingPathComponent(name)) }
         return names.count
     }
 }
@@ -429,6 +454,8 @@ struct StoreState {
     var bytesSinceSpaceCheck: Int64 = 0
     var lastExpiryCheck: Date = .distantPast
     var pendingTraffic: [CacheKey?: (origin: Int64, hit: Int64)] = [:]
+    /// Entries whose access time changed in memory since it was last written to the index.
+    var accessed: Set<CacheKey> = []
 
     init(entries: [CacheKey: StoreEntry]) {
         self.entries = entries

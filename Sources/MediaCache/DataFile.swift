@@ -71,10 +71,11 @@ final class DataFile: Sendable {
         guard rc == 0 else { throw .io("cannot sync \(path): \(DataFile.errnoText())") }
     }
 
-    /// The file's size in bytes, or nil when the file does not exist.
+    /// The file's size in bytes, or nil when there is no regular file at `path` (a directory or link there does
+    /// not count as data).
     static func size(atPath path: String) -> Int64? {
         var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
         return Int64(info.st_size)
     }
 

@@ -21,7 +21,7 @@ public enum OriginError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The URL (given, or from a redirect) cannot be requested: bad scheme, host or port.
     case invalidURL(url: String, reason: String)
     /// The origin sent too little for too long (below the minimum throughput).
-    case tooSlow(url: String, bytesPerSecond: Int, seconds: Int)
+    case tooSlow(url: String, bytesPerSecond: Int, seconds: Double)
     /// The retry budget of one request ran out.
     case retriesExhausted(url: String, attempts: Int, last: String)
 
@@ -44,7 +44,7 @@ public enum OriginError: Error, Equatable, Sendable, CustomStringConvertible {
         case .resourceChanged(let url): return "\(url): the resource changed at the origin during the transfer; request it again"
         case .invalidURL(let url, let reason): return "\(url): \(reason)"
         case .tooSlow(let url, let rate, let seconds):
-            return "\(url): origin too slow (under \(rate) bytes/s for \(seconds) s)"
+            return "\(url): origin too slow (under \(rate) bytes/s for \(seconds.formatted()) s)"
         case .retriesExhausted(let url, let attempts, let last):
             return "\(url): gave up after \(attempts) attempts (last: \(last))"
         }

@@ -202,7 +202,7 @@ struct OriginBodyStream {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         guard meter.record(buffer.readableBytes, at: seconds) else {
             throw OriginError.tooSlow(
-                url: url.absoluteString, bytesPerSecond: meter.minimumBytesPerSecond, seconds: Int(meter.window))
+                url: url.absoluteString, bytesPerSecond: meter.minimumBytesPerSecond, seconds: meter.window)
         }
         return buffer
     }

@@ -7,8 +7,25 @@ public enum OriginURL {
     /// saying what is wrong otherwise.
     @discardableResult
     public static func validate(_ url: URL) throws(OriginError) -> URL {
-        let text = url.absoluteString
-        guard let scheme = url.scheme?.lowercased() else {
+        try validate(text: url.absoluteString)
+        return url
+    }
+
+    /// Parses `text` as an origin URL (see `validate`).
+    public static func parse(_ text: String) throws(OriginError) -> URL {
+        try validate(text: text)
+        guard let url = URL(string: text, encodingInvalidCharacters: false) else {
+            throw .invalidURL(url: text, reason: "is not a URL (use http://… or https://…)")
+        }
+        return url
+    }
+
+    private static func validate(text: String) throws(OriginError) {
+        guard !text.contains(where: { $0.isWhitespace }) else {
+            throw .invalidURL(url: text, reason: "is not a URL (use http://… or https://…)")
+        }
+        let scheme = text.range(of: "://").map { text[..<$0.lowerBound].lowercased() }
+        guard let scheme, !scheme.isEmpty else {
             throw .invalidURL(url: text, reason: "is not a URL (use http://… or https://…)")
         }
         guard scheme == "http" || scheme == "https" else {
@@ -19,25 +36,16 @@ public enum OriginURL {
             throw .invalidURL(url: text, reason: "is not a valid URL (it has no host)")
         }
         if let portText = port(of: authority) {
-            guard !portText.isEmpty else { return url }
+            guard !portText.isEmpty else { return }
             guard portText.count <= 5, portText.allSatisfy({ $0.isASCII && $0.isNumber }), let port = Int(portText),
                 (1...65535).contains(port)
             else {
                 throw .invalidURL(url: text, reason: "port \(portText) is out of range (use 1-65535)")
             }
         }
-        guard host.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0 != "\\" }) else {
+        guard host.allSatisfy({ !$0.isWhitespace && $0 != "\\" && $0 != "%" }) else {
             throw .invalidURL(url: text, reason: "host '\(host)' is not a valid host name")
         }
-        return url
-    }
-
-    /// Parses `text` as an origin URL (see `validate`).
-    public static func parse(_ text: String) throws(OriginError) -> URL {
-        guard let url = URL(string: text, encodingInvalidCharacters: false) else {
-            throw .invalidURL(url: text, reason: "is not a URL (use http://… or https://…)")
-        }
-        return try validate(url)
     }
 
     /// `userinfo@host:port` between `//` and the path.

@@ -1,0 +1,213 @@
+import Foundation
+import GRDB
+import Testing
+
+@testable import MediaCache
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The store on a bad day: low disk, stale access times, damaged files and rows, kills between commits.
+@Suite struct BadDayStoreTests {
+    private func fill(_ store: CacheStore, _ clock: ManualClock, _ names: [String], length: Int64) throws {
+        for name in names {
+            clock.advance(by: 1)
+            let generation = try store.generation(for: name, length: length)
+            try store.writePattern(name, generation: generation, 0..<length)
+        }
+    }
+
+    @Test func oneLowDiskEventEvictsOnlyWhatIsNeeded() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.cleanup() }
+        let clock = ManualClock()
+        // The file system's count lags behind unlinks: it reads 10 kB short of the minimum however much goes.
+        let free = FreeSpace(1_000_000)
+        let store = try CacheStore(
+            directory: dir.url, configuration: testConfiguration { $0.minimumFreeDiskBytes = 1_000_000 },
+            now: clock.closure, freeSpace: free.closure)
+        try fill(store, clock, ["a", "b", "c", "d", "e", "f"], length: 4_000)
+        free.set(990_000)
+        let evicted = try store.enforceBudgets()
+        // 10 kB short: the three oldest 4 kB entries are enough, the rest stay.
+        #expect(evicted.map(\.0) == ["a", "b", "c"].map(testKey))
+        #expect(evicted.allSatisfy { $0.1 == .lowDiskSpace })
+        #expect(Set(store.allResources().map(\.key)) == Set(["d", "e", "f"].map(testKey)))
+    }
+
+    @Test func readsAndZeroCopySendsCountAsAccessForEviction() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.cleanup() }
+        let clock = ManualClock()
+        let store = try CacheStore(
+            directory: dir.url, configuration: testConfiguration { $0.completeByteLimit = 3_000 }, now: clock.closure)
+        try fill(store, clock, ["a", "b", "c"], length: 1_000)
+        clock.advance(by: 1)
+        _ = try store.read(key: testKey("a"), range: 0..<10)
+        clock.advance(by: 1)
+        let file = try #require(store.openCompleteFile(for: testKey("b")))
+        close(file.descriptor)
+        // c is now the least recently used: it goes, not a or b.
+        try fill(store, clock, ["d"], length: 1_000)
+        #expect(Set(store.allResources().map(\.key)) == Set(["a", "b", "d"].map(testKey)))
+        try store.close()
+        // The access times reached the index.
+        let reopened = try CacheStore(directory: dir.url, configuration: testConfiguration(), now: clock.closure)
+        let a = try #require(reopened.info(for: testKey("a")))
+        #expect(a.lastAccess > Date(timeIntervalSince1970: 1_800_000_003))
+        try reopened.close()
+    }
+
+    @Test func aDirectoryInPlaceOfADataFileIsMovedAwayNotFatal() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.cleanup() }
+        var store: CacheStore? = try CacheStore(directory: dir.url, configuration: testConfiguration())
+        let generation = try #require(store).generation(for: "a", length: 10_000)
+        try #require(store).writePattern("a", generation: generation, 0..<5_000)
+        try #require(store).commit(key: testKey("a"))
+        try store?.close()
+        store = nil
+        let path = dir.url.appendingPathComponent("temp").appendingPathComponent(testKey("a").hex).path
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        // At open: the entry is dropped, the directory removed.
+        let reopened = try CacheStore(directory: dir.url, configuration: testConfiguration())
+        #expect(reopened.info(for: testKey("a")) == nil)
+        #expect(DataFile.size(atPath: path) == nil)
+        #expect(!FileManager.default.fileExists(atPath: path))
+        // While running: writes go on in a fresh file.
+        let g2 = try reopened.generation(for: "b", length: 10_000)
+        #expect(try reopened.writePattern("b", generation: g2, 0..<1_000))
+        try reopened.commit(key: testKey("b"))
+        let pathB = dir.url.appendingPathComponent("temp").appendingPathComponent(testKey("b").hex).path
+        try FileManager.default.removeItem(atPath: pathB)
+        try FileManager.default.createDirectory(atPath: pathB, withIntermediateDirectories: false)
+        try reopened.close()
+        let third = try CacheStore(directory: dir.url, configuration: testConfiguration())
+        let g3 = try third.generation(for: "b", length: 10_000)
+        #expect(try third.writePattern("b", generation: g3, 0..<10_000))
+        #expect(try third.read(key: testKey("b"), range: 0..<10_000) == pattern(0..<10_000))
+        try third.close()
+    }
+
+    @Test func anUndecodableRowIsDroppedNotATrap() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.cleanup() }
+        let store = try CacheStore(directory: dir.url, configuration: testConfiguration())
+        for name in ["good", "bad"] {
+            let generation = try store.generation(for: name, length: 1_000)
+            try store.writePattern(name, generation: generation, 0..<1_000)
+        }
+        try store.close()
+        let queue = try DatabaseQueue(path: dir.url.appendingPathComponent("index.sqlite").path)
+        try queue.write { db in
+            try db.execute(
+                sql: "UPDATE resource SET createdAt = 'yesterday' WHERE key = ?", arguments: [testKey("bad").hex])
+        }
+        try queue.close()
+        let reopened = try CacheStore(directory: dir.url, configuration: testConfiguration())
+        #expect(reopened.info(for: testKey("good"))?.isComplete == true)
+        #expect(reopened.info(for: testKey("bad")) == nil)
+        #expect(try reopened.read(key: testKey("good"), range: 0..<1_000) == pattern(0..<1_000))
+        try reopened.close()
+    }
+
+    @Test func anIndexThatCannotBeOpenedIsAnErrorThatChangesNothing() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.cleanup() }
+        let store = try CacheStore(directory: dir.url, configuration: testConfiguration())
+        let generation = try store.generation(for: "a", length: 1_000)
+        try store.writePattern("a", generation: generation, 0..<1_000)
+        try store.close()
+        let indexPath = dir.url.appendingPathComponent("index.sqlite").path
+        let queue = try DatabaseQueue(path: indexPath)
+        try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        try queue.close()
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: indexPath + suffix) }
+        let data = try #require(FileManager.default.contents(atPath: indexPath))
+        // A directory where the WAL file must go: SQLite cannot open the index, which is not corrupt.
+        try FileManager.default.createDirectory(atPath: indexPath + "-wal", withIntermediateDirectories: false)
+        #expect {
+            _ = try CacheStore(directory: dir.url, configuration: testConfiguration())
+        } throws: { error in
+            "\(error)".contains("cannot open \(indexPath)") && "\(error)".contains("nothing was changed")
+        }
+        #expect(FileManager.default.contents(atPath: indexPath) == data)
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.url.path)
+        #expect(!names.contains { $0.contains("corrupt") })
+        let media = try FileManager.default.contentsOfDirectory(atPath: dir.url.appendingPathComponent("media").path)
+        #expect(media == [testKey("a").hex])
+        // Once the obstacle is gone, everything is still there.
+        try FileManager.default.removeItem(atPath: indexPath + "-wal")
+        let reopened = try CacheStore(directory: dir.url, configuration: testConfiguration())
+        #expect(reopened.info(for: testKey("a"))?.isComplete == true)
+        try reopened.close()
+    }
+
+    @Test func onlyCorruptionCountsAsCorrupt() {
+        #expect(CacheIndex.isCorruption(DatabaseError(resultCode: .SQLITE_CORRUPT)))
+        #expect(CacheIndex.isCorruption(DatabaseError(resultCode: .SQLITE_NOTADB)))
+        #expect(CacheIndex.isCorruption(IndexCorruption(detail: "page 3")))
+        #expect(!CacheIndex.isCorruption(DatabaseError(resultCode: .SQLITE_FULL)))
+        #expect(!CacheIndex.isCorruption(DatabaseError(resultCode: .SQLITE_IOERR)))
+        #expect(!CacheIndex.isCorruption(DatabaseError(resultCode: .SQLITE_READONLY)))
+        #expect(!CacheIndex.isCorruption(DatabaseError(resultCode: .SQLITE_CANTOPEN)))
+        #expect(CacheIndex.describe(DatabaseError(resultCode: .SQLITE_FULL)).contains("the disk is full"))
+    }
+
+    @Test func oldCorruptCopiesAreRemoved() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.cleanup() }
+        try FileManager.default.createDirectory(at: dir.url, withIntermediateDirectories: true)
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let old = dir.url.appendingPathComponent("index.sqlite.corrupt-\(1_800_000_000 - 8 * 86_400)").path
+        let recent = dir.url.appendingPathComponent("index.sqlite.corrupt-\(1_800_000_000 - 86_400)").path
+        for path in [old, recent] { #expect(FileManager.default.createFile(atPath: path, contents: Data([1]))) }
+        let store = try CacheStore(directory: dir.url, configuration: testConfiguration(), now: { now })
+        #expect(!FileManager.default.fileExists(atPath: old))
+        #expect(FileManager.default.fileExists(atPath: recent))
+        try store.close()
+    }
+
+    @Test func filesArePrivateAndCredentialsAreNotStored() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.cleanup() }
+        let store = try CacheStore(directory: dir.url, configuration: testConfiguration())
+        let key = CacheKey(url: URL(string: "http://alice:secret@127.0.0.1/a.mp4")!)
+        _ = try store.prepare(
+            key: key, metadata: ResourceMetadata(url: "http://alice:secret@127.0.0.1/a.mp4", contentLength: 10))
+        try store.write(key: key, generation: 0, offset: 0, bytes: [UInt8](repeating: 1, count: 10))
+        try store.close()
+        #expect(store.info(for: key)?.metadata.url == "http://127.0.0.1/a.mp4")
+        for name in ["index.sqlite", "index.sqlite-wal", "index.sqlite-shm", "lock"] {
+            var info = stat()
+            guard stat(dir.url.appendingPathComponent(name).path, &info) == 0 else { continue }
+            #expect(info.st_mode & 0o077 == 0, "\(name) is \(String(info.st_mode & 0o777, radix: 8))")
+        }
+        for folder in ["", "temp", "media", "trash"] {
+            var info = stat()
+            #expect(stat(dir.url.appendingPathComponent(folder).path, &info) == 0)
+            #expect(info.st_mode & 0o077 == 0, "\(folder) is \(String(info.st_mode & 0o777, radix: 8))")
+        }
+        for name in ["index.sqlite", "index.sqlite-wal"] {
+            let text = String(decoding: FileManager.default.contents(atPath: dir.url.appendingPathComponent(name).path) ?? Data(), as: UTF8.self)
+            #expect(!text.contains("secret"))
+        }
+    }
+
+    @Test func slowWritesAreRecordedWithinAQuarterSecond() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.cleanup() }
+        let clock = ManualClock()
+        let store = try CacheStore(directory: dir.url, configuration: testConfiguration(), now: clock.closure)
+        let generation = try store.generation(for: "s", length: 10_000_000)
+        try store.writePattern("s", generation: generation, 0..<1_000)
+        #expect(try store.index.loadAll().first?.ranges.total ?? 0 == 0)
+        clock.advance(by: 0.3)
+        try store.writePattern("s", generation: generation, 1_000..<2_000)
+        // A kill now loses nothing: both writes are in the index.
+        #expect(try store.index.loadAll().first?.ranges == ByteRangeSet([0..<2_000]))
+        try store.close()
+    }
+}
