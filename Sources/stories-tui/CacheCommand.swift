@@ -75,13 +75,12 @@ struct CacheCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingFailures {
+                let parsed = try url.map { try CLIURL.parse($0, context: "cache clear") }
                 let store = try cache.openStore()
-                if let url {
-                    guard let parsed = URL(string: url), parsed.scheme != nil else {
-                        throw CLIFailure(message: "cache clear: '\(url)' is not a URL (give the URL as cached)", exitCode: 2)
-                    }
+                if let parsed {
                     let removed = try store.remove(key: CacheKey(url: parsed))
-                    print(removed ? "removed \(url)" : "not cached: \(url)")
+                    let shown = OriginURL.withoutCredentials(parsed).absoluteString
+                    print(removed ? "removed \(shown)" : "not cached: \(shown)")
                 } else {
                     let count = store.allResources().count
                     try store.removeAll()

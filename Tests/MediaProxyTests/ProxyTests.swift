@@ -223,3 +223,25 @@ func offCooperativePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T)
         }
     }
 }
+
+@Suite struct ProxyBadURLTests {
+    @Test func aPortOutOfRangeIsABadRequestAndTheProxyKeepsServing() async throws {
+        let h = try await ProxyHarness()
+        let bytes = sample(10_000)
+        h.origin.set(OriginResource(bytes: bytes), at: "/v.mp4")
+        for port in ["65536", "99999"] {
+            let answer = try await h.get(h.proxy.baseURL + "media?url=http%3A%2F%2F127.0.0.1%3A\(port)%2Fx")
+            #expect(answer.status == 400)
+            #expect(String(decoding: answer.body, as: UTF8.self).contains("port \(port) is out of range"))
+        }
+        // An origin that redirects to such a URL: a clear 502 for that request only.
+        h.origin.redirect("/jump.mp4", to: "http://127.0.0.1:99999/x")
+        let jump = try await h.get(h.mediaURL("jump.mp4"))
+        #expect(jump.status == 502)
+        #expect(String(decoding: jump.body, as: UTF8.self).contains("port 99999 is out of range"))
+        let good = try await h.get(h.mediaURL("v.mp4"))
+        #expect(good.status == 200)
+        #expect(good.body == bytes)
+        await h.close()
+    }
+}

@@ -89,3 +89,46 @@ struct ScratchDirectory {
 func sampleBytes(_ count: Int, seed: Int = 1) -> [UInt8] {
     (0..<count).map { UInt8(truncatingIfNeeded: ($0 &* 131) ^ ($0 >> 8) ^ seed &* 77) }
 }
+
+extension CLI {
+    /// Runs the binary with stdout on a pipe whose reader takes `keep` bytes and then goes away, as
+    /// `stories-tui … | head -c KEEP` does. Returns the exit status, stderr and the bytes read.
+    static func runClosingStdout(_ arguments: [String], keep: Int) async throws -> CLIResult {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result {
+                    let process = Process()
+                    process.executableURL = try binary()
+                    process.arguments = arguments
+                    var env = ProcessInfo.processInfo.environment
+                    env["NO_COLOR"] = "1"
+                    process.environment = env
+                    let out = Pipe()
+                    let err = Pipe()
+                    process.standardOutput = out
+                    process.standardError = err
+                    process.standardInput = FileHandle.nullDevice
+                    try process.run()
+                    let group = DispatchGroup()
+                    nonisolated(unsafe) var errData = Data()
+                    group.enter()
+                    DispatchQueue.global().async {
+                        errData = err.fileHandleForReading.readDataToEndOfFile()
+                        group.leave()
+                    }
+                    var kept = Data()
+                    while kept.count < keep, let chunk = try out.fileHandleForReading.read(upToCount: keep - kept.count),
+                        !chunk.isEmpty
+                    {
+                        kept.append(chunk)
+                    }
+                    try out.fileHandleForReading.close()
+                    group.wait()
+                    process.waitUntilExit()
+                    return CLIResult(
+                        status: process.terminationStatus, stdout: kept, stderr: String(decoding: errData, as: UTF8.self))
+                })
+            }
+        }
+    }
+}
