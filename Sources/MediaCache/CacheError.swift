@@ -15,6 +15,15 @@ public enum CacheError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Another process holds the cache directory.
     case inUse(String)
 
+    /// True for failures of the disk or the index (full, read-only, I/O error): the caller can go on without
+    /// caching, unlike a version change or a bad range.
+    public var isStorageFailure: Bool {
+        switch self {
+        case .io, .index: return true
+        default: return false
+        }
+    }
+
     public var description: String {
         switch self {
         case .io(let message): return message

@@ -41,12 +41,20 @@ final class CacheIndex: Sendable {
     /// Opens the index at `path`. A corrupt file (SQLite says so, or the integrity check fails) is moved aside and
     /// a fresh index created; any other failure — a full disk, a read-only or unreadable file — is an error that
     /// changes nothing on disk. Returns the index and the path a corrupt file was moved to, if any.
-    static func open(path: String, logger: Logger, now: Date = Date()) throws(CacheError)
+    static func open(path: String, logger: Logger, now: Date = Date(), readOnly: Bool = false) throws(CacheError)
         -> (CacheIndex, movedAside: String?)
     {
+        if readOnly {
+            // Nothing may change: no repair, no clean-up; a missing or damaged index is an error.
+            do {
+                return (try CacheIndex(path: path, readOnly: true), nil)
+            } catch {
+                throw .index("cannot read \(path) in a read-only cache directory: \(describe(error))")
+            }
+        }
         removeOldCorruptCopies(of: path, now: now)
         do {
-            return (try CacheIndex(path: path), nil)
+            return (try CacheIndex(path: path, readOnly: false), nil)
         } catch where isCorruption(error) {
             let aside = path + ".corrupt-\(Int(now.timeIntervalSince1970))"
             logger.warning("cache index \(path) is corrupt (\(error)); moved it to \(aside) and starting a new one")
@@ -58,7 +66,7 @@ final class CacheIndex: Sendable {
             }
             for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
             do {
-                return (try CacheIndex(path: path), aside)
+                return (try CacheIndex(path: path, readOnly: false), aside)
             } catch {
                 throw .index("cannot create a new index at \(path): \(describe(error))")
             }
@@ -104,18 +112,22 @@ final class CacheIndex: Sendable {
         }
     }
 
-    private init(path: String) throws {
+    private init(path: String, readOnly: Bool) throws {
         self.path = path
         var configuration = Configuration()
-        configuration.journalMode = .wal
         configuration.busyMode = .timeout(5)
-        configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        if readOnly {
+            configuration.readonly = true
+        } else {
+            configuration.journalMode = .wal
+            configuration.prepareDatabase { db in
+                try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            }
         }
         queue = try DatabaseQueue(path: path, configuration: configuration)
         let check = try queue.read { db in try String.fetchOne(db, sql: "PRAGMA quick_check") }
         guard check == "ok" else { throw IndexCorruption(detail: check ?? "no answer") }
-        try Self.migrator.migrate(queue)
+        if !readOnly { try Self.migrator.migrate(queue) }
     }
 
     private static var migrator: DatabaseMigrator {

@@ -95,6 +95,7 @@ extension CacheStore {
 
     /// Adds pending traffic counters to the index.
     public func flushTraffic() throws {
+        guard !isReadOnly else { return }
         try state.withLock { s in
             var origin: Int64 = 0
             var hit: Int64 = 0

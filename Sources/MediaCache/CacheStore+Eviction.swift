@@ -117,7 +117,7 @@ extension CacheStore {
     /// Writes access times that changed in memory (reads, zero-copy sends) to the index in one transaction, so
     /// least-recently-used decisions see them.
     func flushAccessTimesLocked(_ s: inout StoreState) throws {
-        guard !s.accessed.isEmpty else { return }
+        guard !s.accessed.isEmpty, !isReadOnly else { return }
         let times = s.accessed.compactMap { key in s.entries[key].map { (key, $0.info.lastAccess) } }
         s.accessed.removeAll()
         try index.touch(times)

@@ -46,7 +46,8 @@ extension CacheStore {
     /// Makes the index agree with the files: rows without files dropped, ranges past a file's end clamped, files
     /// refiled by completeness, orphan files removed. Returns the surviving entries.
     static func reconcile(
-        index: CacheIndex, temp: String, media: String, report: inout RecoveryReport, logger: Logger
+        index: CacheIndex, temp: String, media: String, report: inout RecoveryReport, logger: Logger,
+        readOnly: Bool = false
     ) throws -> [CacheKey: StoreEntry] {
         var entries: [CacheKey: StoreEntry] = [:]
         var dropped: [CacheKey] = []
@@ -59,10 +60,10 @@ extension CacheStore {
                 // Both exist only after a crash between writing one and removing the other: keep the one the
                 // recorded state names.
                 if info.state == .complete {
-                    unlink(tempPath)
+                    if !readOnly { unlink(tempPath) }
                     tempSize = nil
                 } else {
-                    unlink(mediaPath)
+                    if !readOnly { unlink(mediaPath) }
                     mediaSize = nil
                 }
                 report.orphanFilesRemoved += 1
@@ -83,6 +84,13 @@ extension CacheStore {
                 changed = true
             }
             let complete = info.isComplete
+            if readOnly {
+                // Nothing can be moved: keep what is where it belongs, leave out what is not.
+                guard complete == (mediaSize != nil) else { continue }
+                info.state = complete ? .complete : .partial
+                entries[info.key] = StoreEntry(info: info)
+                continue
+            }
             if complete, mediaSize == nil {
                 try DataFile.rename(from: tempPath, to: mediaPath)
                 report.filesMoved += 1
@@ -98,6 +106,7 @@ extension CacheStore {
             if changed { try index.save(info) }
             entries[info.key] = StoreEntry(info: info)
         }
+        guard !readOnly else { return entries }
         try index.delete(dropped)
         for folder in [temp, media] {
             for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {

@@ -19,6 +19,9 @@ public final class CacheStore: Sendable {
     public let configuration: CacheConfiguration
     /// What opening the store had to repair.
     public let recovery: RecoveryReport
+    /// True when the directory cannot be written (a read-only mount): cached bytes are served, nothing is stored,
+    /// nothing repaired or evicted.
+    public let isReadOnly: Bool
 
     let index: CacheIndex
     let logger: Logger
@@ -51,32 +54,42 @@ public final class CacheStore: Sendable {
             logger.warning(
                 "cache directory \(directory.path) is open to other users (mode \(String(mode, radix: 8))); run chmod 700 on it")
         }
-        for sub in ["temp", "media", "trash"] {
-            // Our own folders: tightened if something widened them.
-            let folder = directory.appendingPathComponent(sub)
-            if let mode = try CacheDirectory.create(folder), mode & 0o077 != 0 { chmod(folder.path, 0o700) }
+        let readOnly = access(directory.path, W_OK) != 0
+        self.isReadOnly = readOnly
+        if readOnly {
+            logger.warning("cache directory \(directory.path) is read-only: serving what it holds, caching nothing new")
+        } else {
+            for sub in ["temp", "media", "trash"] {
+                // Our own folders: tightened if something widened them.
+                let folder = directory.appendingPathComponent(sub)
+                if let mode = try CacheDirectory.create(folder), mode & 0o077 != 0 { chmod(folder.path, 0o700) }
+            }
+            CacheIndex.createPrivately(directory.appendingPathComponent("index.sqlite").path)
         }
-        CacheIndex.createPrivately(directory.appendingPathComponent("index.sqlite").path)
-        let lockFD = try Self.lockDirectory(directory)
+        let lockFD = try Self.lockDirectory(directory, readOnly: readOnly)
         lockDescriptor = Mutex(lockFD)
         do {
             let (index, movedAside) = try CacheIndex.open(
-                path: directory.appendingPathComponent("index.sqlite").path, logger: logger, now: now())
+                path: directory.appendingPathComponent("index.sqlite").path, logger: logger, now: now(),
+                readOnly: readOnly)
             self.index = index
             var report = RecoveryReport()
             report.indexMovedAside = movedAside
-            report.trashFilesRemoved = Self.emptyDirectory(directory.appendingPathComponent("trash").path)
+            if !readOnly {
+                report.trashFilesRemoved = Self.emptyDirectory(directory.appendingPathComponent("trash").path)
+            }
             let entries = try Self.reconcile(
                 index: index, temp: directory.appendingPathComponent("temp").path,
-                media: directory.appendingPathComponent("media").path, report: &report, logger: logger)
+                media: directory.appendingPathComponent("media").path, report: &report, logger: logger,
+                readOnly: readOnly)
             recovery = report
             state = Mutex(StoreState(entries: entries))
         } catch {
-            Glibc.close(lockFD)
+            if lockFD >= 0 { Glibc.close(lockFD) }
             throw error
         }
         if recovery.repairedAnything { logger.warning("cache repaired at open: \(recovery)") }
-        _ = try enforceBudgets()
+        if !readOnly { _ = try enforceBudgets() }
     }
 
     deinit {
@@ -91,6 +104,10 @@ public final class CacheStore: Sendable {
                 fd = -1
             }
         }
+        guard !isReadOnly else {
+            state.withLock { $0.files.removeAll() }
+            return
+        }
         try commitAll()
         try flushTraffic()
         try state.withLock { s in
@@ -99,9 +116,11 @@ public final class CacheStore: Sendable {
         }
     }
 
-    private static func lockDirectory(_ directory: URL) throws(CacheError) -> Int32 {
+    private static func lockDirectory(_ directory: URL, readOnly: Bool) throws(CacheError) -> Int32 {
         let path = directory.appendingPathComponent("lock").path
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        // A read-only directory has no writer to keep out: lock when the file is there, go on when it is not.
+        let fd = readOnly ? open(path, O_RDONLY | O_CLOEXEC) : open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        if fd < 0, readOnly { return -1 }
         guard fd >= 0 else { throw .io("cannot open \(path): \(DataFile.errnoText())") }
         // A holder that is going away (a process exiting, or a child between fork and exec still holding a copy
         // of the descriptor) lets go within moments: wait up to two seconds before calling the directory busy.
@@ -172,6 +191,18 @@ public final class CacheStore: Sendable {
     /// When `metadata` describes a different version than the one cached (ETag, Last-Modified or length changed),
     /// the old version is discarded whole and a new generation starts, so old and new bytes never mix.
     public func prepare(key: CacheKey, metadata: ResourceMetadata) throws -> Admission {
+        if isReadOnly {
+            // Nothing new can be stored; a cached copy of another version must not be served either.
+            state.withLock { s in
+                guard let entry = s.entries[key], entry.info.metadata.isDifferentVersion(from: metadata) else { return }
+                s.entries.removeValue(forKey: key)
+                s.files.removeValue(forKey: key)
+                if entry.info.state == .complete { s.completeBytes -= entry.written.total } else {
+                    s.partialBytes -= entry.written.total
+                }
+            }
+            return .uncacheable("the cache directory is read-only")
+        }
         var metadata = metadata
         // Credentials in a URL are never written down (the key still tells such URLs apart).
         if let url = URL(string: metadata.url) { metadata.url = OriginURL.withoutCredentials(url).absoluteString }
@@ -327,10 +358,13 @@ public final class CacheStore: Sendable {
             s.entries[key] = entry
             return
         }
+        let completing = entry.info.state == .partial && entry.info.metadata.contentLength.map { durable.contains(0..<$0) } == true
+        // Nothing new to record: no index write at all (closing a store with many entries stays cheap).
+        guard durable != entry.info.ranges || completing else { return }
         entry.info.ranges = durable
         entry.unrecordedBytes = entry.written.total - durable.total
         entry.lastRecorded = now()
-        if entry.info.state == .partial, entry.info.isComplete {
+        if completing {
             let from = (tempDirectory as NSString).appendingPathComponent(key.hex)
             let to = (mediaDirectory as NSString).appendingPathComponent(key.hex)
             s.files.removeValue(forKey: key)

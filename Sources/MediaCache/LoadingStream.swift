@@ -80,9 +80,7 @@ public struct LoadingStream: AsyncSequence, Sendable {
             }
             while true {
                 try Task.checkCancellation()
-                if passthrough != nil || loader.coordinator.with(key, { $0.passthrough }) {
-                    return try await streamThrough()
-                }
+                if passthrough != nil { return try await streamThrough() }
                 let info = loader.store.info(for: key)
                 if let info {
                     if generation != info.generation {
@@ -112,6 +110,7 @@ public struct LoadingStream: AsyncSequence, Sendable {
                     let bytes = try loader.store.read(key: key, range: range, generation: generation)
                     return deliver(bytes, at: range)
                 }
+                if loader.coordinator.with(key, { $0.passthrough }) { return try await streamThrough() }
                 // The fetch this reader relied on ended since the state above was read (it may have written the
                 // bytes, learned the length, or failed): look again before planning another.
                 if try await checkHeldFetch() { continue }

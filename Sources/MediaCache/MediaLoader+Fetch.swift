@@ -24,6 +24,15 @@ extension MediaLoader {
         coordinator.attach(task, key: key, fetchID: fetchID)
     }
 
+    /// Readers of `key` stream from the origin for the rest of the session; cached bytes are still read from disk.
+    private func streamThrough(key: CacheKey, url: URL, because why: String) {
+        logger.warning("\(OriginURL.redactingCredentials(in: url.absoluteString)) streams through uncached: \(why)")
+        coordinator.signal(key) {
+            $0.passthrough = true
+            $0.passthroughReason = why
+        }
+    }
+
     /// The validator to send as `If-Range`: a strong ETag, else Last-Modified (weak ETags are not allowed there).
     static func ifRangeValidator(_ metadata: ResourceMetadata) -> String? {
         if let etag = metadata.etag, !etag.hasPrefix("W/") { return etag }
@@ -69,14 +78,15 @@ extension MediaLoader {
         }
         coordinator.with(key) { $0.metadata = metadata }
         let generation: Int64
-        switch try store.prepare(key: key, metadata: metadata) {
+        let admission: Admission
+        do {
+            admission = try store.prepare(key: key, metadata: metadata)
+        } catch let error as CacheError where error.isStorageFailure {
+            return streamThrough(key: key, url: url, because: "the cache cannot be written (\(error))")
+        }
+        switch admission {
         case .uncacheable(let why):
-            logger.info("\(url) streams through uncached: \(why)")
-            coordinator.signal(key) {
-                $0.passthrough = true
-                $0.passthroughReason = why
-            }
-            return
+            return streamThrough(key: key, url: url, because: why)
         case .cacheable(let current, let replaced):
             generation = current
             if replaced {
@@ -93,19 +103,20 @@ extension MediaLoader {
             let count = Int64(buffer.readableBytes)
             var usable = count
             if let length = metadata.contentLength { usable = Swift.min(count, Swift.max(0, length - writeOffset)) }
-            let stored = try buffer.withUnsafeReadableBytes { bytes in
-                try store.write(
-                    key: key, generation: generation, offset: writeOffset,
-                    bytes: UnsafeRawBufferPointer(rebasing: bytes.prefix(Int(usable))))
+            let stored: Bool
+            do {
+                stored = try buffer.withUnsafeReadableBytes { bytes in
+                    try store.write(
+                        key: key, generation: generation, offset: writeOffset,
+                        bytes: UnsafeRawBufferPointer(rebasing: bytes.prefix(Int(usable))))
+                }
+            } catch let error as CacheError where error.isStorageFailure {
+                store.recordTraffic(key: key, origin: count, cacheHit: 0)
+                return streamThrough(key: key, url: url, because: "the cache cannot be written (\(error))")
             }
             store.recordTraffic(key: key, origin: count, cacheHit: 0)
             guard stored else {
-                logger.info("\(url): cache budget is full of pinned data; streaming through")
-                coordinator.signal(key) {
-                    $0.passthrough = true
-                    $0.passthroughReason = "the cache budget is full of data in use"
-                }
-                return
+                return streamThrough(key: key, url: url, because: "the cache budget is full of data in use")
             }
             writeOffset += usable
             coordinator.progressed(key: key, fetchID: fetchID, to: writeOffset)
