@@ -39,10 +39,21 @@ public final class CacheStore: Sendable {
     /// rebuilds the index, reconciles it with the files, then evicts to the budgets.
     ///
     /// `now` and `freeSpace` are injectable so tests control time and disk pressure.
-    public init(
+    public convenience init(
         directory: URL, configuration: CacheConfiguration = CacheConfiguration(),
         logger: Logger = Logger(label: "MediaCache"), now: @escaping @Sendable () -> Date = { Date() },
         freeSpace: (@Sendable () -> Int64?)? = nil
+    ) throws {
+        try self.init(
+            directory: directory, configuration: configuration, logger: logger, now: now, freeSpace: freeSpace,
+            readOnlyForTesting: false)
+    }
+
+    /// `readOnlyForTesting` opens a writable directory as if it were read-only.
+    init(
+        directory: URL, configuration: CacheConfiguration, logger: Logger = Logger(label: "MediaCache"),
+        now: @escaping @Sendable () -> Date = { Date() }, freeSpace: (@Sendable () -> Int64?)? = nil,
+        readOnlyForTesting: Bool
     ) throws {
         self.directory = directory
         self.configuration = configuration
@@ -54,7 +65,7 @@ public final class CacheStore: Sendable {
             logger.warning(
                 "cache directory \(directory.path) is open to other users (mode \(String(mode, radix: 8))); run chmod 700 on it")
         }
-        let readOnly = access(directory.path, W_OK) != 0
+        let readOnly = readOnlyForTesting || access(directory.path, W_OK) != 0
         self.isReadOnly = readOnly
         if readOnly {
             logger.warning("cache directory \(directory.path) is read-only: serving what it holds, caching nothing new")
@@ -280,6 +291,7 @@ public final class CacheStore: Sendable {
             guard newBytes > 0 else { return (true, false) }
             guard try makeRoomLocked(&s, forNewBytes: newBytes, of: key) else { return (false, false) }
             let file = try fileLocked(&s, key)
+            if let code = s.faults.writeErrno { throw CacheError.io("cannot write \(file.path): \(String(cString: strerror(code)))") }
             try file.write(bytes, at: offset)
             guard var updated = s.entries[key] else { throw CacheError.resourceChanged(key) }
             updated.written.insert(range)
@@ -307,18 +319,24 @@ public final class CacheStore: Sendable {
     /// The sync runs outside the store's lock, so readers and writers of other resources never wait for the disk.
     /// Bytes whose sync fails are forgotten (treated as missing, fetched again), never recorded by a later commit.
     public func commit(key: CacheKey) throws {
-        let pending = state.withLock { s -> (file: DataFile?, ranges: ByteRangeSet, generation: Int64)? in
+        let pending = state.withLock {
+            s -> (file: DataFile?, ranges: ByteRangeSet, generation: Int64, fault: Int32?)? in
             guard let entry = s.entries[key], entry.unrecordedBytes > 0 || entry.info.ranges != entry.written else {
                 return nil
             }
-            return (s.files[key], entry.written, entry.info.generation)
+            return (s.files[key], entry.written, entry.info.generation, s.faults.syncErrno)
         }
         guard let pending else { return }
         var failure: CacheError?
         do {
+            if let code = pending.fault, let file = pending.file {
+                throw CacheError.io("cannot sync \(file.path): \(String(cString: strerror(code)))")
+            }
             try pending.file?.sync()
-        } catch {
+        } catch let error as CacheError {
             failure = error
+        } catch {
+            failure = .io("\(error)")
         }
         try state.withLock { s in
             try recordLocked(&s, key, durable: pending.ranges, generation: pending.generation, syncFailed: failure != nil)
@@ -453,6 +471,14 @@ public final class CacheStore: Sendable {
     }
 }
 
+/// Disk failures injected by tests (a full disk without filling one).
+struct StorageFaults {
+    /// Every data write fails with this errno.
+    var writeErrno: Int32?
+    /// Every data sync fails with this errno.
+    var syncErrno: Int32?
+}
+
 /// Whether a resource may be cached.
 public enum Admission: Sendable, Equatable {
     /// Write with this generation; `replaced` is true when an older version was discarded.
@@ -490,6 +516,8 @@ struct StoreState {
     var pendingTraffic: [CacheKey?: (origin: Int64, hit: Int64)] = [:]
     /// Entries whose access time changed in memory since it was last written to the index.
     var accessed: Set<CacheKey> = []
+    /// Failures the tests inject.
+    var faults = StorageFaults()
 
     init(entries: [CacheKey: StoreEntry]) {
         self.entries = entries

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import MediaOrigin
 import Testing
 
 @testable import MediaCache
@@ -209,5 +210,64 @@ import Glibc
         // A kill now loses nothing: both writes are in the index.
         #expect(try store.index.loadAll().first?.ranges == ByteRangeSet([0..<2_000]))
         try store.close()
+    }
+}
+
+/// Full disks and failed syncs through the loader: the reader still gets every right byte.
+@Suite struct StorageFailureTests {
+    @Test func aFullDiskStreamsThroughAndKeepsWhatWasCached() async throws {
+        let h = try await LoaderHarness()
+        let bytes = content(600_000)
+        h.origin.set(OriginResource(bytes: bytes), at: "/f.mp4")
+        #expect(try await h.read("f.mp4", 0, 100_000) == Array(bytes[0..<100_000]))
+        h.store.state.withLock { $0.faults.writeErrno = ENOSPC }
+        // The rest cannot be written: it comes straight from the origin, the cached start from disk.
+        #expect(try await h.read("f.mp4") == bytes)
+        let cached = h.store.availableRanges(for: CacheKey(url: h.url("f.mp4")))
+        #expect(cached.contains(0..<100_000))
+        #expect(try h.store.read(key: CacheKey(url: h.url("f.mp4")), range: 0..<100_000) == Array(bytes[0..<100_000]))
+        await h.close()
+    }
+
+    @Test func aFailedSyncIsNeverRecordedLater() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.cleanup() }
+        let store = try CacheStore(directory: dir.url, configuration: testConfiguration())
+        let generation = try store.generation(for: "s", length: 100_000)
+        try store.writePattern("s", generation: generation, 0..<10_000)
+        store.state.withLock { $0.faults.syncErrno = EIO }
+        #expect(throws: CacheError.self) { try store.commit(key: testKey("s")) }
+        // The bytes whose sync failed are treated as missing…
+        #expect(store.availableRanges(for: testKey("s")).isEmpty)
+        store.state.withLock { $0.faults.syncErrno = nil }
+        try store.writePattern("s", generation: generation, 20_000..<30_000)
+        try store.commit(key: testKey("s"))
+        // …and a later successful commit records only what it synced.
+        #expect(try store.index.loadAll().first?.ranges == ByteRangeSet([20_000..<30_000]))
+        try store.close()
+    }
+
+    @Test func aReadOnlyCacheServesWhatItHolds() async throws {
+        let h = try await LoaderHarness()
+        let bytes = content(300_000)
+        h.origin.set(OriginResource(bytes: bytes), at: "/r.mp4")
+        h.origin.set(OriginResource(bytes: content(50_000, seed: 9)), at: "/new.mp4")
+        #expect(try await h.read("r.mp4") == bytes)
+        await h.loader.shutdown()
+        try h.store.close()
+        // Reopen as a read-only directory would be (the access check is what a read-only mount fails).
+        let store = try CacheStore(directory: h.dir.url, configuration: testConfiguration(), readOnlyForTesting: true)
+        #expect(store.isReadOnly)
+        let loader = MediaLoader(store: store, configuration: LoaderHarness.defaultConfiguration)
+        await h.origin.resetCounters()
+        #expect(try await loader.data(LoadingRequest(url: h.url("r.mp4"))) == bytes)
+        #expect(h.origin.bodyBytesSent == 0)
+        #expect(try await loader.data(LoadingRequest(url: h.url("new.mp4"))) == content(50_000, seed: 9))
+        #expect(store.info(for: CacheKey(url: h.url("new.mp4"))) == nil)
+        await loader.shutdown()
+        try store.close()
+        h.store = try CacheStore(directory: h.dir.url, configuration: testConfiguration())
+        h.loader = MediaLoader(store: h.store, configuration: h.configuration)
+        await h.close()
     }
 }
