@@ -42,19 +42,19 @@ final class CacheIndex: Sendable {
     /// a fresh index created; any other failure — a full disk, a read-only or unreadable file — is an error that
     /// changes nothing on disk. Returns the index and the path a corrupt file was moved to, if any.
     static func open(path: String, logger: Logger, now: Date = Date(), readOnly: Bool = false) throws(CacheError)
-        -> (CacheIndex, movedAside: String?)
+        -> (CacheIndex, movedAside: String?, readOnly: Bool)
     {
         if readOnly {
             // Nothing may change: no repair, no clean-up; a missing or damaged index is an error.
             do {
-                return (try CacheIndex(path: path, readOnly: true), nil)
+                return (try openReadOnly(path: path), nil, true)
             } catch {
-                throw .index("cannot read \(path) in a read-only cache directory: \(describe(error))")
+                throw .index("cannot read \(path) in a read-only cache directory: \(describe(error, path: path))")
             }
         }
         removeOldCorruptCopies(of: path, now: now)
         do {
-            return (try CacheIndex(path: path, readOnly: false), nil)
+            return (try CacheIndex(path: path, readOnly: false), nil, false)
         } catch where isCorruption(error) {
             let aside = path + ".corrupt-\(Int(now.timeIntervalSince1970))"
             logger.warning("cache index \(path) is corrupt (\(error)); moved it to \(aside) and starting a new one")
@@ -66,13 +66,39 @@ final class CacheIndex: Sendable {
             }
             for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
             do {
-                return (try CacheIndex(path: path, readOnly: false), aside)
+                return (try CacheIndex(path: path, readOnly: false), aside, false)
             } catch {
-                throw .index("cannot create a new index at \(path): \(describe(error))")
+                throw .index("cannot create a new index at \(path): \(describe(error, path: path))")
             }
         } catch {
-            throw .index("cannot open \(path): \(describe(error)); nothing was changed")
+            // Out of reach for writing (a full disk, a read-only file): read what it holds if that is possible.
+            if isOutOfReach(error), let index = try? openReadOnly(path: path) {
+                logger.warning("cache index \(path): \(describe(error, path: path)); serving what the cache holds without changing it")
+                return (index, nil, true)
+            }
+            throw .index("cannot open \(path): \(describe(error, path: path)); nothing was changed")
         }
+    }
+
+    /// Opens the index without writing anything: SQLite's read-only mode, else (when it would need to create its
+    /// shared-memory file on a full or read-only disk) as an immutable file, which is only safe when no
+    /// write-ahead log holds changes the main file lacks.
+    private static func openReadOnly(path: String) throws -> CacheIndex {
+        do {
+            return try CacheIndex(path: path, readOnly: true)
+        } catch {
+            guard FileManager.default.fileExists(atPath: path), (DataFile.size(atPath: path + "-wal") ?? 0) == 0,
+                let escaped = path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed)
+            else { throw error }
+            return try CacheIndex(path: "file:\(escaped)?immutable=1", readOnly: true)
+        }
+    }
+
+    /// True when `error` is about reaching the file (space, permissions, I/O), not about its content.
+    static func isOutOfReach(_ error: any Error) -> Bool {
+        guard let database = error as? DatabaseError else { return false }
+        return [.SQLITE_FULL, .SQLITE_IOERR, .SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_PERM]
+            .contains(database.resultCode)
     }
 
     /// True when `error` says the file's content is damaged, as opposed to the file being out of reach.
@@ -83,8 +109,13 @@ final class CacheIndex: Sendable {
     }
 
     /// A failure to open, in words that say what to do.
-    static func describe(_ error: any Error) -> String {
+    static func describe(_ error: any Error, path: String? = nil) -> String {
         guard let database = error as? DatabaseError else { return "\(error)" }
+        if database.resultCode == .SQLITE_IOERR, let path,
+            DataFile.freeSpace(atPath: (path as NSString).deletingLastPathComponent) == 0
+        {
+            return "the disk is full (free some space or pass a different --cache-dir)"
+        }
         switch database.resultCode {
         case .SQLITE_FULL: return "the disk is full (free some space or pass a different --cache-dir)"
         case .SQLITE_READONLY: return "it is read-only (make it writable or pass a different --cache-dir)"

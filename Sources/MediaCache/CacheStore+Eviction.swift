@@ -128,7 +128,10 @@ extension CacheStore {
         var protected = Set(s.pins.keys)
         protected.insert(key)
         while s.partialBytes + newBytes > configuration.partialByteLimit {
-            guard let victim = try lruVictim(&s, state: .partial, protected: protected) else { return false }
+            guard let victim = try lruVictim(&s, state: .partial, protected: protected) else {
+                s.refusal = "the partial-data budget (\(configuration.partialByteLimit) bytes) is full of data in use"
+                return false
+            }
             try discardLocked(&s, victim)
             logger.debug("evicted \(victim): \(EvictionReason.overBudget.rawValue)")
         }
@@ -137,7 +140,10 @@ extension CacheStore {
             s.bytesSinceSpaceCheck = 0
             var freed: Int64 = 0
             while isLowOnSpace(freedSinceReading: freed) {
-                guard let victim = try lruVictim(&s, state: nil, protected: protected) else { return false }
+                guard let victim = try lruVictim(&s, state: nil, protected: protected) else {
+                    s.refusal = "the disk has less than \(configuration.minimumFreeDiskBytes) bytes free and nothing left to evict"
+                    return false
+                }
                 freed += try discardLocked(&s, victim)
                 logger.debug("evicted \(victim): \(EvictionReason.lowDiskSpace.rawValue)")
             }

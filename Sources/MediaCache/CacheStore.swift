@@ -65,8 +65,7 @@ public final class CacheStore: Sendable {
             logger.warning(
                 "cache directory \(directory.path) is open to other users (mode \(String(mode, radix: 8))); run chmod 700 on it")
         }
-        let readOnly = readOnlyForTesting || access(directory.path, W_OK) != 0
-        self.isReadOnly = readOnly
+        var readOnly = readOnlyForTesting || access(directory.path, W_OK) != 0
         if readOnly {
             logger.warning("cache directory \(directory.path) is read-only: serving what it holds, caching nothing new")
         } else {
@@ -80,9 +79,10 @@ public final class CacheStore: Sendable {
         let lockFD = try Self.lockDirectory(directory, readOnly: readOnly)
         lockDescriptor = Mutex(lockFD)
         do {
-            let (index, movedAside) = try CacheIndex.open(
+            let (index, movedAside, openedReadOnly) = try CacheIndex.open(
                 path: directory.appendingPathComponent("index.sqlite").path, logger: logger, now: now(),
                 readOnly: readOnly)
+            readOnly = readOnly || openedReadOnly
             self.index = index
             var report = RecoveryReport()
             report.indexMovedAside = movedAside
@@ -94,6 +94,7 @@ public final class CacheStore: Sendable {
                 media: directory.appendingPathComponent("media").path, report: &report, logger: logger,
                 readOnly: readOnly)
             recovery = report
+            isReadOnly = readOnly
             state = Mutex(StoreState(entries: entries))
         } catch {
             if lockFD >= 0 { Glibc.close(lockFD) }
@@ -308,6 +309,9 @@ public final class CacheStore: Sendable {
         return stored
     }
 
+    /// Why the most recent write that returned false was not stored.
+    public var lastRefusal: String? { state.withLock { $0.refusal } }
+
     /// Convenience for writing an array of bytes.
     @discardableResult
     public func write(key: CacheKey, generation: Int64, offset: Int64, bytes: [UInt8]) throws -> Bool {
@@ -439,7 +443,7 @@ public final class CacheStore: Sendable {
         }
         let filePath = path(for: entry)
         var info = stat()
-        if lstat(filePath, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
+        if !isReadOnly, lstat(filePath, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
             // Something that is not a data file took its place: what the index says it held is gone.
             logger.warning("cache entry \(key): \(filePath) is not a regular file; moving it away and starting over")
             try moveToTrash(filePath, name: key.hex)
@@ -456,7 +460,7 @@ public final class CacheStore: Sendable {
             s.files[key] = file
             return file
         }
-        let file = try DataFile(path: filePath)
+        let file = try DataFile(path: filePath, readOnly: isReadOnly)
         s.files[key] = file
         return file
     }
@@ -518,6 +522,8 @@ struct StoreState {
     var accessed: Set<CacheKey> = []
     /// Failures the tests inject.
     var faults = StorageFaults()
+    /// Why the last write was not stored.
+    var refusal: String?
 
     init(entries: [CacheKey: StoreEntry]) {
         self.entries = entries

@@ -12,10 +12,10 @@ final class DataFile: Sendable {
     let path: String
     let descriptor: Int32
 
-    /// Opens (creating if needed) the file at `path` for reading and writing.
-    init(path: String) throws(CacheError) {
+    /// Opens (creating if needed) the file at `path` for reading and writing, or only for reading.
+    init(path: String, readOnly: Bool = false) throws(CacheError) {
         self.path = path
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        let fd = readOnly ? open(path, O_RDONLY | O_CLOEXEC) : open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .io("cannot open \(path): \(DataFile.errnoText())") }
         descriptor = fd
     }

@@ -116,7 +116,8 @@ extension MediaLoader {
             }
             store.recordTraffic(key: key, origin: count, cacheHit: 0)
             guard stored else {
-                return streamThrough(key: key, url: url, because: "the cache budget is full of data in use")
+                return streamThrough(
+                    key: key, url: url, because: store.lastRefusal ?? "the cache budget is full of data in use")
             }
             writeOffset += usable
             coordinator.progressed(key: key, fetchID: fetchID, to: writeOffset)

@@ -1,0 +1,95 @@
+import Foundation
+import MediaOrigin
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The cache on a real small disk (a tmpfs mounted for the test): filled to the last byte, then read-only.
+/// Needs root; where mounting is not allowed the test says so and skips, even in CI (nothing to fix there).
+@Suite(.serialized) struct SmallDiskTests {
+    /// Mounts a tmpfs of `megabytes` at `path`; nil (with the reason printed) when this machine cannot.
+    private func mountTmpfs(at path: String, megabytes: Int) async throws -> Bool {
+        guard getuid() == 0 else {
+            print("skipping the small-disk test: mounting a tmpfs needs root")
+            return false
+        }
+        let result = try await CLI.runTool("/bin/mount", ["-t", "tmpfs", "-o", "size=\(megabytes)m", "tmpfs", path])
+        guard result.status == 0 else {
+            print("skipping the small-disk test: this machine does not allow mounting a tmpfs (\(result.stderr))")
+            return false
+        }
+        return true
+    }
+
+    /// Writes a file until the disk is full.
+    private func fillDisk(_ path: String) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        let block = [UInt8](repeating: 7, count: 64 << 10)
+        var size = block.count
+        var rounds = 0
+        while size > 0, rounds < 100_000 {
+            rounds += 1
+            let n = block.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, size) }
+            if n <= 0 { size /= 2 }  // ENOSPC: try a smaller piece until not even one byte fits
+        }
+    }
+
+    @Test func aFullDiskThenAReadOnlyDiskKeepTheCacheAndTheBytesRight() async throws {
+        let scratch = ScratchDirectory()
+        try FileManager.default.createDirectory(at: scratch.url, withIntermediateDirectories: true)
+        defer { scratch.cleanup() }
+        let mount = scratch.url.appendingPathComponent("disk").path
+        try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
+        guard try await mountTmpfs(at: mount, megabytes: 72) else { return }
+        defer { _ = try? CLI.runBlocking(["-l", mount], environment: [:], executable: URL(fileURLWithPath: "/bin/umount")) }
+        let cache = mount + "/cache"
+        let origin = try await MediaOriginServer()
+        // 72 MB leaves room above the 50 MB the cache keeps free.
+        let kept = sampleBytes(3_000_000, seed: 1)
+        let fresh = sampleBytes(2_000_000, seed: 2)
+        origin.set(OriginResource(bytes: kept), at: "/kept.mp4")
+        origin.set(OriginResource(bytes: fresh), at: "/fresh.mp4")
+        func fetch(_ name: String) async throws -> CLIResult {
+            try await CLI.run(["fetch", origin.url(name).absoluteString, "--cache-dir", cache])
+        }
+        var result = try await fetch("kept.mp4")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == Data(kept))
+
+        // Not one byte free.
+        fillDisk(mount + "/filler")
+        result = try await CLI.run(["cache", "ls", "--json", "--cache-dir", cache])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.text.contains("kept.mp4"), "the full disk lost the index: \(result.text)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: cache)
+        #expect(!names.contains { $0.contains("corrupt") }, "\(names)")
+        // A new video still plays, straight from the origin; the cached one still comes from disk.
+        result = try await fetch("fresh.mp4")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == Data(fresh))
+        await origin.resetCounters()
+        result = try await fetch("kept.mp4")
+        #expect(result.stdout == Data(kept))
+        #expect(origin.bodyBytesSent == 0, "cached bytes were downloaded again")
+
+        // Read-only: cached bytes are served, new ones stream through, nothing is changed.
+        unlink(mount + "/filler")
+        let remount = try await CLI.runTool("/bin/mount", ["-o", "remount,ro", mount])
+        #expect(remount.status == 0, "\(remount.stderr)")
+        await origin.resetCounters()
+        result = try await fetch("kept.mp4")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == Data(kept))
+        #expect(origin.bodyBytesSent == 0)
+        result = try await fetch("fresh.mp4")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == Data(fresh))
+        result = try await CLI.run(["cache", "stats", "--json", "--cache-dir", cache])
+        #expect(result.status == 0, "\(result.stderr)")
+        await origin.shutdown()
+    }
+}
