@@ -1,0 +1,117 @@
+import Foundation
+import MediaOrigin
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `fetch` killed with SIGKILL at random points while downloading from a rate-limited origin, 30 times: every
+/// range the index records holds the origin's bytes, at least 90 % of what arrived is kept, and a final fetch
+/// completes the file byte for byte.
+@Suite struct CrashSuiteTests {
+    /// The origin's bytes: a period repeated up to the length (as `OriginResource(repeating:)` serves them).
+    struct Source {
+        let period: [UInt8]
+        let length: Int
+
+        func bytes(_ range: Range<Int>) -> [UInt8] {
+            var result = [UInt8]()
+            result.reserveCapacity(range.count)
+            var offset = range.lowerBound
+            while offset < range.upperBound {
+                let phase = offset % period.count
+                let run = Swift.min(period.count - phase, range.upperBound - offset)
+                result.append(contentsOf: period[phase..<(phase + run)])
+                offset += run
+            }
+            return result
+        }
+    }
+
+    struct Entry {
+        var key: String
+        var ranges: [Range<Int>]
+        var cached: Int
+    }
+
+    private func entry(_ cache: String) async throws -> Entry? {
+        let ls = try await CLI.run(["cache", "ls", "--json", "--cache-dir", cache])
+        guard let list = try JSONSerialization.jsonObject(with: ls.stdout) as? [[String: Any]], let first = list.first,
+            let key = first["key"] as? String, let ranges = first["ranges"] as? [[Int]],
+            let cached = first["cachedBytes"] as? Int
+        else { return nil }
+        return Entry(key: key, ranges: ranges.map { $0[0]..<$0[1] }, cached: cached)
+    }
+
+    @Test(.timeLimit(.minutes(5))) func thirtyKillsLoseLittleAndNeverAWrongByte() async throws {
+        let scratch = ScratchDirectory()
+        defer { scratch.cleanup() }
+        let cache = scratch.path + "/cache"
+        let source = Source(period: sampleBytes(1_048_573, seed: 3), length: 90_000_000)
+        let origin = try await MediaOriginServer(profile: NetworkProfile(bytesPerSecond: 8_000_000, latency: 0))
+        origin.set(OriginResource(repeating: source.period, length: source.length, etag: "\"crash-v1\""), at: "/big.bin")
+        let url = origin.url("big.bin").absoluteString
+        var generator = SystemRandomNumberGenerator()
+        var received = 0
+        var kept = 0
+        var checked: [Range<Int>] = []
+        for round in 0..<30 {
+            let before = origin.bodyBytesSent
+            let cachedBefore = try await entry(cache)?.cached ?? 0
+            let threshold = Int.random(in: 1_500_000...3_500_000, using: &generator)
+            let process = Process()
+            process.executableURL = try CLI.binary()
+            process.arguments = ["fetch", url, "--cache-dir", cache, "--output", scratch.path + "/out.bin"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try FileManager.default.createDirectory(at: scratch.url, withIntermediateDirectories: true)
+            try process.run()
+            // Poll, with a deadline, until this round's bytes have gone out; then kill mid-transfer.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while origin.bodyBytesSent - before < threshold, process.isRunning, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            #expect(process.isRunning, "round \(round): fetch ended before it was killed")
+            kill(process.processIdentifier, SIGKILL)
+            try await offPool { process.waitUntilExit() }
+            received += origin.bodyBytesSent - before
+            guard let now = try await entry(cache) else {
+                Issue.record("round \(round): the cache lost its entry")
+                continue
+            }
+            kept += now.cached - cachedBefore
+            // Every range recorded, checked against the source where it was not checked before.
+            let file = scratch.path + "/cache/temp/" + now.key
+            let handle = try #require(FileHandle(forReadingAtPath: file), "round \(round): no data file")
+            for range in now.ranges {
+                var start = range.lowerBound
+                for done in checked where done.contains(start) { start = Swift.max(start, done.upperBound) }
+                guard start < range.upperBound else { continue }
+                try handle.seek(toOffset: UInt64(start))
+                let data = try handle.read(upToCount: range.upperBound - start) ?? Data()
+                #expect(data == Data(source.bytes(start..<range.upperBound)), "round \(round): wrong bytes in \(range)")
+            }
+            try handle.close()
+            checked = now.ranges
+        }
+        print("crash suite: 30 kills, kept \(kept) of \(received) received bytes (\(kept * 100 / Swift.max(received, 1)) %)")
+        // At least 90 % of the bytes that arrived were kept across the kills.
+        #expect(Double(kept) >= 0.9 * Double(received), "kept \(kept) of \(received) received bytes")
+        // A final fetch completes the file, downloading only what is missing.
+        let missingBefore = source.length - (try await entry(cache)?.cached ?? 0)
+        let before = origin.bodyBytesSent
+        let result = try await CLI.run(["fetch", url, "--cache-dir", cache, "--output", scratch.path + "/out.bin"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(origin.bodyBytesSent - before <= missingBefore + 128 * 1024)
+        let handle = try #require(FileHandle(forReadingAtPath: scratch.path + "/out.bin"))
+        var offset = 0
+        while let chunk = try handle.read(upToCount: 4 << 20), !chunk.isEmpty {
+            #expect(chunk == Data(source.bytes(offset..<(offset + chunk.count))), "output differs near \(offset)")
+            offset += chunk.count
+        }
+        #expect(offset == source.length)
+        try handle.close()
+        await origin.shutdown()
+    }
+}
