@@ -194,6 +194,20 @@ final class FetchCoordinator: Sendable {
             c.outcomes[fetchID] = outcome
             if c.outcomes.count > 64, let oldest = c.outcomes.keys.min() { c.outcomes.removeValue(forKey: oldest) }
         }
+        pruneIdleKeys(keeping: key)
+    }
+
+    /// Drops the state of idle resources once there are more than `maxIdleKeys`, so a long-running process
+    /// (the proxy) does not keep every resource it ever served in memory.
+    func pruneIdleKeys(keeping key: CacheKey) {
+        state.withLock { s in
+            guard s.keys.count > Self.maxIdleKeys else { return }
+            for (candidate, c) in s.keys where candidate != key && c.fetches.isEmpty && c.waiters.isEmpty {
+                if case .running = c.validation { continue }
+                s.keys.removeValue(forKey: candidate)
+                if s.keys.count <= Self.maxIdleKeys / 2 { break }
+            }
+        }
     }
 
     /// The outcome of a fetch that is no longer in flight (nil while it runs).
@@ -233,9 +247,18 @@ final class FetchCoordinator: Sendable {
         }
     }
 
-    /// Cancels every fetch (used at shutdown).
-    func cancelAll() {
+    /// Cancels every fetch (used at shutdown) and returns their tasks, to be awaited.
+    @discardableResult
+    func cancelAll() -> [Task<Void, Never>] {
         let tasks = state.withLock { s in s.keys.values.flatMap { $0.fetches.values.compactMap(\.task) } }
         for task in tasks { task.cancel() }
+        return tasks
     }
+
+    /// How many resources have coordination state (bounded: idle ones are dropped past `maxIdleKeys`).
+    var keyCount: Int { state.withLock { $0.keys.count } }
+
+    /// Past this many resources, state of idle ones (no fetch, no waiter, no validation running) is dropped; a
+    /// dropped resource is validated again on its next use.
+    static let maxIdleKeys = 1024
 }

@@ -170,6 +170,7 @@ extension MediaLoader {
         }
         if winner != newTask { newTask.cancel() }
         await winner.value
+        coordinator.pruneIdleKeys(keeping: key)
     }
 
     private func runValidation(key: CacheKey, url: URL, cached: ResourceMetadata) async {

@@ -151,7 +151,21 @@ public final class MediaLoader: Sendable {
                 group.cancelAll()
             }
         }
-        coordinator.cancelAll()
+        // Cancelled fetches end within moments; wait for them so none writes after the store closes (and the
+        // directory lock goes to another process).
+        let running = coordinator.cancelAll()
+        if !running.isEmpty {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for task in running { await task.value }
+                }
+                group.addTask {
+                    try? await Task.sleep(for: .seconds(5))
+                }
+                await group.next()
+                group.cancelAll()
+            }
+        }
         await fetcher.shutdown()
         try? store.commitAll()
         try? store.flushTraffic()

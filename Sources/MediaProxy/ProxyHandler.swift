@@ -2,6 +2,7 @@ import Foundation
 import MediaCache
 import NIOCore
 import NIOHTTP1
+import Synchronization
 
 /// One connection: parses each request and answers it from a task that streams through the loader. The HTTP
 /// pipeline handler holds later requests until the response before them has ended.
@@ -12,6 +13,8 @@ final class ProxyHandler: ChannelInboundHandler, @unchecked Sendable {
     private let box: ProxyBox
     private var head: HTTPRequestHead?
     private var task: Task<Void, Never>?
+    /// Responses being produced on this connection (their tasks run off the event loop).
+    private let responding = ResponseCount()
 
     init(box: ProxyBox) { self.box = box }
 
@@ -23,13 +26,38 @@ final class ProxyHandler: ChannelInboundHandler, @unchecked Sendable {
             guard let request = head, let server = box.get() else { return }
             head = nil
             let channel = context.channel
-            task = Task { await Self.respond(to: request, server: server, channel: channel) }
+            let responding = self.responding
+            responding.value.add(1, ordering: .sequentiallyConsistent)
+            task = Task {
+                await Self.respond(to: request, server: server, channel: channel)
+                responding.value.subtract(1, ordering: .sequentiallyConsistent)
+            }
         }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         task?.cancel()
         context.fireChannelInactive()
+    }
+
+    /// Nothing written for the idle timeout: an idle keep-alive connection, or a client that stopped reading (its
+    /// writes back up) is let go. A response still waiting for the origin is not: the origin's timeouts bound it.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is IdleStateHandler.IdleStateEvent {
+            if responding.value.load(ordering: .sequentiallyConsistent) == 0 || !context.channel.isWritable {
+                task?.cancel()
+                context.close(promise: nil)
+            }
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    /// A request that cannot be parsed (e.g. a header larger than the parser allows) was answered 400 by the
+    /// pipeline's error handler; nothing more can be read from this connection, so close it.
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        task?.cancel()
+        context.close(promise: nil)
     }
 
     // MARK: - Answering
@@ -169,4 +197,9 @@ final class ProxyHandler: ChannelInboundHandler, @unchecked Sendable {
         try? await channel.writeAndFlush(HTTPServerResponsePart.end(nil)).get()
         if !keepAlive { try? await channel.close() }
     }
+}
+
+/// How many responses a connection is producing.
+final class ResponseCount: Sendable {
+    let value = Atomic<Int>(0)
 }

@@ -19,8 +19,13 @@ public final class ProxyServer: Sendable {
     /// `http://127.0.0.1:PORT/TOKEN/`.
     public var baseURL: String { "http://127.0.0.1:\(port)/\(token)/" }
 
-    /// Binds 127.0.0.1:`port` (0 picks a free port) with a fresh random token.
-    public init(loader: MediaLoader, port: Int = 0, logger: Logger = Logger(label: "MediaProxy")) async throws {
+    /// Binds 127.0.0.1:`port` (0 picks a free port) with a fresh random token. A connection on which nothing is
+    /// written for `idleTimeout` seconds — an idle keep-alive, or a client that stopped reading its response — is
+    /// closed, so a stalled client never holds a resource.
+    public init(
+        loader: MediaLoader, port: Int = 0, idleTimeout: TimeInterval = 30,
+        logger: Logger = Logger(label: "MediaProxy")
+    ) async throws {
         self.loader = loader
         self.logger = logger
         var generator = SystemRandomNumberGenerator()
@@ -30,7 +35,10 @@ public final class ProxyServer: Sendable {
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                channel.pipeline.configureHTTPServerPipeline(withErrorHandling: true).flatMap {
+                let idle = TimeAmount.milliseconds(Int64(idleTimeout * 1000))
+                return channel.pipeline.addHandler(IdleStateHandler(writeTimeout: idle)).flatMap {
+                    channel.pipeline.configureHTTPServerPipeline(withErrorHandling: true)
+                }.flatMap {
                     channel.pipeline.addHandler(ProxyHandler(box: box))
                 }
             }

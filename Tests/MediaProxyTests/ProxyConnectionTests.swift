@@ -1,0 +1,122 @@
+import Foundation
+import MediaCache
+import MediaOrigin
+import MediaProxy
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A blocking TCP client for what HTTP libraries will not send: oversized headers, clients that go quiet.
+struct RawClient {
+    let fd: Int32
+
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard rc == 0 else { throw CacheError.io("connect failed") }
+        // Reads give up after 20 s, so a test fails instead of hanging when the server keeps the socket open.
+        var timeout = timeval(tv_sec: 20, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// Sends everything it can (the server may close before taking it all).
+    func send(_ text: String) {
+        let bytes = Array(text.utf8)
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + done, bytes.count - done, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { return }
+            done += n
+        }
+    }
+
+    /// Reads until the server closes the connection; nil when it did not close within the read timeout.
+    func readToClose() -> String? {
+        var result = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, 65536, 0) }
+            if n == 0 { return String(decoding: result, as: UTF8.self) }
+            if n < 0 { return errno == ECONNRESET ? String(decoding: result, as: UTF8.self) : nil }
+            result.append(contentsOf: buffer[0..<n])
+        }
+    }
+
+    func close() { Glibc.close(fd) }
+}
+
+@Suite struct ProxyConnectionTests {
+    private func proxy(idleTimeout: TimeInterval) async throws -> (CacheStore, MediaLoader, ProxyServer, URL) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("proxy-\(UUID().uuidString)")
+        var configuration = CacheConfiguration()
+        configuration.minimumFreeDiskBytes = 0
+        let store = try CacheStore(directory: directory, configuration: configuration)
+        let loader = MediaLoader(store: store)
+        let server = try await ProxyServer(loader: loader, idleTimeout: idleTimeout)
+        return (store, loader, server, directory)
+    }
+
+    @Test(.timeLimit(.minutes(1))) func anOversizedHeaderGets400AndTheConnectionCloses() async throws {
+        let (store, loader, server, directory) = try await proxy(idleTimeout: 30)
+        let answer = try await offCooperativePool { () -> String? in
+            let client = try RawClient(port: server.port)
+            defer { client.close() }
+            client.send("GET /\(server.token)/media?url=x HTTP/1.1\r\nHost: x\r\nX-Big: "
+                + String(repeating: "a", count: 1 << 20) + "\r\n\r\n")
+            return client.readToClose()
+        }
+        let text = try #require(answer, "the proxy kept the connection open")
+        #expect(text.hasPrefix("HTTP/1.1 400"), "\(text.prefix(200))")
+        await server.shutdown()
+        await loader.shutdown()
+        try store.close()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aQuietConnectionIsClosedAfterTheIdleTimeout() async throws {
+        let (store, loader, server, directory) = try await proxy(idleTimeout: 2)
+        let answer = try await offCooperativePool { () -> String? in
+            let client = try RawClient(port: server.port)
+            defer { client.close() }
+            client.send("GET /\(server.token)/media?url=ftp%3A%2F%2Fx HTTP/1.1\r\nHost: x\r\n\r\n")
+            // The answer arrives, then nothing: the keep-alive connection is let go rather than held forever.
+            return client.readToClose()
+        }
+        let text = try #require(answer, "the proxy kept an idle connection open")
+        #expect(text.hasPrefix("HTTP/1.1 400"))
+        await server.shutdown()
+        await loader.shutdown()
+        try store.close()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aClientThatStopsReadingIsLetGo() async throws {
+        let (store, loader, server, directory) = try await proxy(idleTimeout: 0.5)
+        let origin = try await MediaOriginServer()
+        origin.set(OriginResource(repeating: Array(0..<255), length: 64 << 20, etag: "\"big\""), at: "/big.bin")
+        let url = server.mediaURL(for: origin.url("big.bin"))
+        let path = String(url.dropFirst("http://127.0.0.1:\(server.port)".count))
+        let closed = try await offCooperativePool { () -> Bool in
+            let client = try RawClient(port: server.port)
+            defer { client.close() }
+            client.send("GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n")
+            // Read nothing for a while: the proxy's writes stop completing, and it closes the connection.
+            usleep(2_000_000)
+            return client.readToClose() != nil
+        }
+        #expect(closed, "the proxy kept writing to a client that stopped reading")
+        await server.shutdown()
+        await loader.shutdown()
+        try store.close()
+        await origin.shutdown()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
