@@ -131,10 +131,31 @@ final class FetchCoordinator: Sendable {
         if cancel { task.cancel() }
     }
 
-    /// Drops one unit of interest; a fetch nobody needs is cancelled.
+    /// How long a fetch nobody wants any more may take to finish the block it is in.
+    static let finishGrace: Duration = .milliseconds(250)
+
+    /// Drops one unit of interest. A fetch nobody needs any more finishes the block it is in — those bytes are on
+    /// their way and as good as paid for — within `finishGrace`, then is cancelled.
     func release(key: CacheKey, fetchID: Int) {
-        let task = with(key) { c in Self.release(&c, fetchID) }
-        task?.cancel()
+        let task = with(key) { c -> Task<Void, Never>? in
+            guard var fetch = c.fetches[fetchID] else { return nil }
+            fetch.interest -= 1
+            guard fetch.interest <= 0 else {
+                c.fetches[fetchID] = fetch
+                return nil
+            }
+            let progress = fetch.progress
+            let blockEnd = progress % blockSize == 0 ? progress : progress + blockSize - progress % blockSize
+            fetch.target = Swift.min(fetch.target ?? blockEnd, blockEnd)
+            c.fetches[fetchID] = fetch
+            return fetch.task
+        }
+        guard let task else { return }
+        Task { [self] in
+            try? await Task.sleep(for: Self.finishGrace)
+            let stillUnwanted = with(key) { c in (c.fetches[fetchID]?.interest ?? 1) <= 0 }
+            if stillUnwanted { task.cancel() }
+        }
     }
 
     /// Drops interest after a reader got everything it asked for: a fetch nobody else needs finishes the block it

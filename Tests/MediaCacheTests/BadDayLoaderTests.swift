@@ -165,4 +165,30 @@ import Testing
         try store.close()
         await origin.shutdown()
     }
+
+    @Test(.timeLimit(.minutes(1))) func aReaderThatGoesAwayLetsTheBlockInFlightFinishIntoTheCache() async throws {
+        let h = try await LoaderHarness()
+        let bytes = content(2_000_000)
+        h.origin.set(OriginResource(bytes: bytes), at: "/c.mp4")
+        h.origin.setProfile(NetworkProfile(bytesPerSecond: 2_000_000, latency: 0))
+        let key = CacheKey(url: h.url("c.mp4"))
+        do {
+            let iterator = h.loader.load(LoadingRequest(url: h.url("c.mp4"))).makeAsyncIterator()
+            var received = 0
+            while received < 100_000, let chunk = try await iterator.next() { received += chunk.bytes.count }
+        }
+        // The reader is gone; its fetch ends at the next block boundary, and what it wrote is kept.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while h.loader.coordinator.with(key, { !$0.fetches.isEmpty }), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let cached = h.store.availableRanges(for: key)
+        #expect(cached.ranges.count == 1 && cached.ranges.first?.lowerBound == 0)
+        #expect(cached.total >= 100_000)
+        // The reader left a little past 100 kB: the 64 KiB block holding that point was finished.
+        #expect(cached.total >= 2 * h.configuration.blockSize, "cached \(cached.total), sent \(h.origin.bodyBytesSent)")
+        #expect(cached.total < 2_000_000, "the whole file was fetched for a reader that left")
+        #expect(try h.store.read(key: key, range: 0..<cached.total) == Array(bytes[0..<Int(cached.total)]))
+        await h.close()
+    }
 }
