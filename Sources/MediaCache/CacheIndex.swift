@@ -196,6 +196,13 @@ final class CacheIndex: Sendable {
                 t.column("value", .integer).notNull()
             }
         }
+        migrator.registerMigration("v2") { db in
+            // Resources given up on (no length, larger than the budget): fetched straight through, not again.
+            try db.create(table: "uncacheable") { t in
+                t.primaryKey("key", .text)
+                t.column("reason", .text).notNull()
+            }
+        }
         return migrator
     }
 
@@ -383,6 +390,37 @@ final class CacheIndex: Sendable {
         } catch { throw .index("cannot delete entries: \(error)") }
     }
 
+    /// Resources given up on, with the reason.
+    func uncacheable() throws(CacheError) -> [CacheKey: String] {
+        do {
+            return try queue.read { db in
+                guard try db.tableExists("uncacheable") else { return [:] }
+                var result: [CacheKey: String] = [:]
+                for row in try Row.fetchAll(db, sql: "SELECT key, reason FROM uncacheable") {
+                    guard let hex: String = try? row.decode(forColumn: "key"), let key = CacheKey(hex: hex),
+                        let reason: String = try? row.decode(forColumn: "reason")
+                    else { continue }
+                    result[key] = reason
+                }
+                return result
+            }
+        } catch { throw .index("cannot read uncacheable resources: \(error)") }
+    }
+
+    /// Records (reason non-nil) or forgets that a resource is not cached.
+    func setUncacheable(_ key: CacheKey, reason: String?) throws(CacheError) {
+        do {
+            try queue.write { db in
+                if let reason {
+                    try db.execute(
+                        sql: "INSERT OR REPLACE INTO uncacheable (key, reason) VALUES (?, ?)", arguments: [key.hex, reason])
+                } else {
+                    try db.execute(sql: "DELETE FROM uncacheable WHERE key = ?", arguments: [key.hex])
+                }
+            }
+        } catch { throw .index("cannot record an uncacheable resource: \(error)") }
+    }
+
     /// Adds `delta` to a resource's play count and returns the new count.
     func addPlay(_ key: CacheKey, delta: Int) throws(CacheError) -> Int {
         do {
@@ -421,6 +459,7 @@ final class CacheIndex: Sendable {
                 try db.execute(sql: "DELETE FROM range")
                 try db.execute(sql: "DELETE FROM resource")
                 try db.execute(sql: "DELETE FROM playCount")
+                try db.execute(sql: "DELETE FROM uncacheable")
             }
         } catch { throw .index("cannot clear: \(error)") }
     }

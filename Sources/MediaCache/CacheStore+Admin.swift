@@ -29,6 +29,7 @@ extension CacheStore {
     @discardableResult
     public func remove(key: CacheKey) throws -> Bool {
         try state.withLock { s in
+            if s.uncacheable.removeValue(forKey: key) != nil { try index.setUncacheable(key, reason: nil) }
             guard s.entries[key] != nil else { return false }
             try discardLocked(&s, key)
             return true
@@ -40,6 +41,7 @@ extension CacheStore {
         try state.withLock { s in
             for key in Array(s.entries.keys) { try discardLocked(&s, key) }
             try index.deleteEverything()
+            s.uncacheable.removeAll()
         }
     }
 

@@ -95,7 +95,9 @@ public final class CacheStore: Sendable {
                 readOnly: readOnly)
             recovery = report
             isReadOnly = readOnly
-            state = Mutex(StoreState(entries: entries))
+            var initial = StoreState(entries: entries)
+            initial.uncacheable = (try? index.uncacheable()) ?? [:]
+            state = Mutex(initial)
         } catch {
             if lockFD >= 0 { Glibc.close(lockFD) }
             throw error
@@ -226,6 +228,14 @@ public final class CacheStore: Sendable {
             )
         }
         return try state.withLock { s in
+            if let reason = s.uncacheable[key] {
+                // Given up on before; a length that now fits the budget earns it another try.
+                guard let length = metadata.contentLength,
+                    length <= min(configuration.partialByteLimit, configuration.completeByteLimit)
+                else { return .uncacheable(reason) }
+                s.uncacheable.removeValue(forKey: key)
+                try index.setUncacheable(key, reason: nil)
+            }
             let date = now()
             if var entry = s.entries[key] {
                 if entry.info.metadata.isDifferentVersion(from: metadata) {
@@ -307,6 +317,22 @@ public final class CacheStore: Sendable {
         }
         if needsCommit { try commit(key: key) }
         return stored
+    }
+
+    /// Gives up caching `key`: its bytes are dropped and later requests stream through, in this run and the next
+    /// ones, until the origin declares a length that fits the budget.
+    public func giveUp(key: CacheKey, reason: String) throws {
+        guard !isReadOnly else { return }
+        try state.withLock { s in
+            try discardLocked(&s, key)
+            s.uncacheable[key] = reason
+            try index.setUncacheable(key, reason: reason)
+        }
+    }
+
+    /// Why `key` was given up on (see `giveUp`), or nil.
+    public func givenUpReason(for key: CacheKey) -> String? {
+        state.withLock { $0.uncacheable[key] }
     }
 
     /// Why the most recent write that returned false was not stored.
@@ -524,6 +550,8 @@ struct StoreState {
     var faults = StorageFaults()
     /// Why the last write was not stored.
     var refusal: String?
+    /// Resources given up on: they stream through without another attempt to cache them.
+    var uncacheable: [CacheKey: String] = [:]
 
     init(entries: [CacheKey: StoreEntry]) {
         self.entries = entries

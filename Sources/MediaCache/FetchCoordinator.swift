@@ -136,7 +136,12 @@ final class FetchCoordinator: Sendable {
 
     /// Drops one unit of interest. A fetch nobody needs any more finishes the block it is in — those bytes are on
     /// their way and as good as paid for — within `finishGrace`, then is cancelled.
-    func release(key: CacheKey, fetchID: Int) {
+    func release(key: CacheKey, fetchID: Int, finishingBlock: Bool = true) {
+        guard finishingBlock else {
+            let task = with(key) { c in Self.release(&c, fetchID) }
+            task?.cancel()
+            return
+        }
         let task = with(key) { c -> Task<Void, Never>? in
             guard var fetch = c.fetches[fetchID] else { return nil }
             fetch.interest -= 1

@@ -47,7 +47,8 @@ public struct LoadingStream: AsyncSequence, Sendable {
                 if reachedEnd {
                     loader.coordinator.releaseFinished(key: key, fetchID: holding, readerEnd: currentOffset)
                 } else {
-                    loader.coordinator.release(key: key, fetchID: holding)
+                    loader.coordinator.release(
+                        key: key, fetchID: holding, finishingBlock: request.finishesBlockWhenAbandoned)
                 }
             }
             if started { loader.store.unpin(key) }
@@ -109,6 +110,13 @@ public struct LoadingStream: AsyncSequence, Sendable {
                     let range = currentOffset..<(currentOffset + count)
                     let bytes = try loader.store.read(key: key, range: range, generation: generation)
                     return deliver(bytes, at: range)
+                }
+                if let why = loader.store.givenUpReason(for: key) {
+                    // Given up on in an earlier run: no fetch that would only be dropped, stream at once.
+                    loader.coordinator.with(key) {
+                        $0.passthrough = true
+                        $0.passthroughReason = why
+                    }
                 }
                 if loader.coordinator.with(key, { $0.passthrough }) { return try await streamThrough() }
                 // The fetch this reader relied on ended since the state above was read (it may have written the
@@ -199,7 +207,8 @@ public struct LoadingStream: AsyncSequence, Sendable {
                 if completed {
                     loader.coordinator.releaseFinished(key: key, fetchID: holding, readerEnd: currentOffset)
                 } else {
-                    loader.coordinator.release(key: key, fetchID: holding)
+                    loader.coordinator.release(
+                        key: key, fetchID: holding, finishingBlock: request.finishesBlockWhenAbandoned)
                 }
             }
             holding = nil
@@ -216,7 +225,7 @@ public struct LoadingStream: AsyncSequence, Sendable {
         /// Streams straight from the origin for resources the cache cannot hold.
         private func streamThrough() async throws -> LoadedChunk? {
             if passthrough == nil {
-                if let holding { loader.coordinator.release(key: key, fetchID: holding) }
+                if let holding { loader.coordinator.release(key: key, fetchID: holding, finishingBlock: false) }
                 holding = nil
                 let length = loader.coordinator.with(key) { $0.metadata?.contentLength }
                 let end = endOffset(length: length)

@@ -116,8 +116,14 @@ extension MediaLoader {
             }
             store.recordTraffic(key: key, origin: count, cacheHit: 0)
             guard stored else {
-                return streamThrough(
-                    key: key, url: url, because: store.lastRefusal ?? "the cache budget is full of data in use")
+                let why = store.lastRefusal ?? "the cache budget is full of data in use"
+                if metadata.contentLength == nil {
+                    // No length and already past what the budget holds: it can never complete; don't try again.
+                    let reason = "it has no declared length and outgrew the cache budget"
+                    try? store.giveUp(key: key, reason: reason)
+                    return streamThrough(key: key, url: url, because: reason)
+                }
+                return streamThrough(key: key, url: url, because: why)
             }
             writeOffset += usable
             coordinator.progressed(key: key, fetchID: fetchID, to: writeOffset)

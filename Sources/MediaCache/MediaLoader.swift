@@ -53,6 +53,9 @@ public struct LoadingRequest: Sendable, Equatable {
     public var requestedOffset: Int64
     /// Bytes wanted; nil for everything to the end.
     public var requestedLength: Int64?
+    /// When the reader goes away early, let its fetch finish the block in flight into the cache (true), or stop
+    /// it at once to free the link (false: preloads that pause for playback).
+    public var finishesBlockWhenAbandoned = true
 
     /// Creates a request.
     public init(url: URL, cacheKey: CacheKey? = nil, requestedOffset: Int64 = 0, requestedLength: Int64? = nil) {

@@ -71,9 +71,12 @@ extension Preloader {
     ) async throws {
         let loader = self.loader
         let task = Task {
-            let stream = loader.load(
-                LoadingRequest(url: target.url, cacheKey: target.key, requestedOffset: slice.lowerBound,
-                    requestedLength: Int64(slice.count)))
+            var request = LoadingRequest(
+                url: target.url, cacheKey: target.key, requestedOffset: slice.lowerBound,
+                requestedLength: Int64(slice.count))
+            // Paused for playback: the link is needed now, not the rest of the block.
+            request.finishesBlockWhenAbandoned = false
+            let stream = loader.load(request)
             for try await _ in stream { onChunk() }
         }
         if gated {

@@ -16,7 +16,17 @@ final class ProxyHandler: ChannelInboundHandler, @unchecked Sendable {
     /// Responses being produced on this connection (their tasks run off the event loop).
     private let responding = ResponseCount()
 
-    init(box: ProxyBox) { self.box = box }
+    private let connections: ResponseCount
+
+    init(box: ProxyBox, connections: ResponseCount) {
+        self.box = box
+        self.connections = connections
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        connections.value.add(1, ordering: .sequentiallyConsistent)
+        context.fireChannelActive()
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
@@ -36,6 +46,7 @@ final class ProxyHandler: ChannelInboundHandler, @unchecked Sendable {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        connections.value.subtract(1, ordering: .sequentiallyConsistent)
         task?.cancel()
         context.fireChannelInactive()
     }
@@ -93,7 +104,7 @@ final class ProxyHandler: ChannelInboundHandler, @unchecked Sendable {
             return await upstreamFailure(error, channel, keepAlive, head: isHead)
         }
         guard let length = info.contentLength else {
-            return await simple(.badGateway, "bad gateway: \(url.absoluteString) did not declare a length\n", channel, keepAlive, head: isHead)
+            return await sendWithoutLength(request: request, info: info, url: url, server: server, channel: channel)
         }
         var headers = HTTPHeaders()
         headers.add(name: "Accept-Ranges", value: "bytes")
@@ -159,6 +170,31 @@ final class ProxyHandler: ChannelInboundHandler, @unchecked Sendable {
         }
     }
 
+    /// The origin declared no length (a chunked body): the whole body is sent chunked with 200, whatever Range
+    /// asked (a range needs a known end to be answered); the connection closes after it.
+    private static func sendWithoutLength(
+        request: HTTPRequestHead, info: ContentInformation, url: URL, server: ProxyServer, channel: Channel
+    ) async {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: info.contentType ?? "application/octet-stream")
+        if let etag = info.etag { headers.add(name: "ETag", value: etag) }
+        headers.add(name: "Transfer-Encoding", value: "chunked")
+        headers.add(name: "Connection", value: "close")
+        await write(channel, .head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers)))
+        guard request.method == .GET else { return await end(channel, false) }
+        do {
+            for try await chunk in server.loader.load(LoadingRequest(url: url)) {
+                var buffer = channel.allocator.buffer(capacity: chunk.bytes.count)
+                buffer.writeBytes(chunk.bytes)
+                try await channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(buffer))).get()
+            }
+            await end(channel, false)
+        } catch {
+            server.logger.warning("proxy: \(url.absoluteString) failed mid-body: \(error)")
+            try? await channel.close()
+        }
+    }
+
     private static func upstreamFailure(_ error: Error, _ channel: Channel, _ keepAlive: Bool, head: Bool) async {
         switch error {
         case OriginError.unreachable, OriginError.timeout:
@@ -199,7 +235,7 @@ final class ProxyHandler: ChannelInboundHandler, @unchecked Sendable {
     }
 }
 
-/// How many responses a connection is producing.
+/// A shared count (responses of a connection, connections of a server).
 final class ResponseCount: Sendable {
     let value = Atomic<Int>(0)
 }

@@ -15,6 +15,10 @@ public final class ProxyServer: Sendable {
     let loader: MediaLoader
     let logger: Logger
     private let channel: Channel
+    let connections = ResponseCount()
+
+    /// Client connections open now.
+    public var openConnections: Int { connections.value.load(ordering: .sequentiallyConsistent) }
 
     /// `http://127.0.0.1:PORT/TOKEN/`.
     public var baseURL: String { "http://127.0.0.1:\(port)/\(token)/" }
@@ -31,6 +35,7 @@ public final class ProxyServer: Sendable {
         var generator = SystemRandomNumberGenerator()
         token = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
         let box = ProxyBox()
+        let connections = self.connections
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -39,7 +44,7 @@ public final class ProxyServer: Sendable {
                 return channel.pipeline.addHandler(IdleStateHandler(writeTimeout: idle)).flatMap {
                     channel.pipeline.configureHTTPServerPipeline(withErrorHandling: true)
                 }.flatMap {
-                    channel.pipeline.addHandler(ProxyHandler(box: box))
+                    channel.pipeline.addHandler(ProxyHandler(box: box, connections: connections))
                 }
             }
         do {

@@ -272,3 +272,37 @@ import Glibc
         await h.close()
     }
 }
+
+@Suite struct GiveUpTests {
+    @Test func aResourceWithoutALengthThatOutgrowsTheBudgetIsGivenUpOnOnce() async throws {
+        let dir = TemporaryDirectory()
+        defer { dir.cleanup() }
+        let origin = try await MediaOriginServer()
+        let bytes = content(3_000_000)
+        origin.set(OriginResource(bytes: bytes), at: "/c.mp4")
+        var faults = OriginFaults()
+        faults.chunked = true
+        faults.ignoreRange = true
+        origin.setFaults(faults)
+        let configuration = testConfiguration { $0.partialByteLimit = 1_000_000 }
+        var store = try CacheStore(directory: dir.url, configuration: configuration)
+        var loader = MediaLoader(store: store, configuration: LoaderHarness.defaultConfiguration)
+        let url = origin.url("c.mp4")
+        #expect(try await loader.data(LoadingRequest(url: url)) == bytes)
+        // The partial entry that could never complete is gone, not left filling the budget.
+        #expect(store.info(for: CacheKey(url: url)) == nil)
+        #expect(store.storedBytes == 0)
+        await loader.shutdown()
+        try store.close()
+        // The next run streams it through at once: one pass of the body, no second attempt to cache it.
+        store = try CacheStore(directory: dir.url, configuration: configuration)
+        loader = MediaLoader(store: store, configuration: LoaderHarness.defaultConfiguration)
+        await origin.resetCounters()
+        #expect(try await loader.data(LoadingRequest(url: url)) == bytes)
+        #expect(origin.bodyBytesSent <= bytes.count + 100_000, "sent \(origin.bodyBytesSent)")
+        #expect(store.storedBytes == 0)
+        await loader.shutdown()
+        try store.close()
+        await origin.shutdown()
+    }
+}

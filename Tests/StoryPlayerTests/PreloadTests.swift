@@ -133,6 +133,12 @@ final class SampleLog: Sendable {
         for name in ["b", "c"] { sim.origin.set(OriginResource(bytes: Self.video), at: "/\(name).mp4") }
         let preloader = Preloader(loader: sim.loader)
         preloader.resetPreloading(urls: [sim.origin.url("b.mp4"), sim.origin.url("c.mp4")])
+        // Virtual time only moves when nothing is in flight: let b's first request go out before it does, or on
+        // a busy machine a whole virtual second can pass before the preloader has sent anything.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !sim.origin.requests.contains(where: { $0.path == "/b.mp4" }), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(2))
+        }
         try await sim.run { try await sim.clock.sleep(until: sim.clock.now + 1) }
         #expect(bodyBytes(sim, "b.mp4") > 0)
         #expect(bodyBytes(sim, "c.mp4") == 0, "one at a time, nearest first")

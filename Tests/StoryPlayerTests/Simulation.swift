@@ -25,7 +25,7 @@ final class Simulation: @unchecked Sendable {
         var configuration = CacheConfiguration()
         configuration.minimumFreeDiskBytes = 0
         store = try CacheStore(directory: self.directory, configuration: configuration)
-        loader = MediaLoader(store: store)
+        loader = MediaLoader(store: store, configuration: Self.loaderConfiguration)
     }
 
     /// A fresh store and loader on the same directory (a new run of the program); the origin's counters restart
@@ -37,7 +37,16 @@ final class Simulation: @unchecked Sendable {
         var configuration = CacheConfiguration()
         configuration.minimumFreeDiskBytes = 0
         store = try CacheStore(directory: directory, configuration: configuration)
-        loader = MediaLoader(store: store)
+        loader = MediaLoader(store: store, configuration: Self.loaderConfiguration)
+    }
+
+    /// The link runs on virtual time, so the loader's real-time rules (retry backoff, minimum throughput) would
+    /// measure the wrong clock: they are off here and tested on real time in MediaCacheTests.
+    static var loaderConfiguration: LoaderConfiguration {
+        var configuration = LoaderConfiguration()
+        configuration.retryBackoff = 0
+        configuration.client.minimumBytesPerSecond = 0
+        return configuration
     }
 
     /// Runs `work`, advancing virtual time whenever the system is quiet, until it returns.
