@@ -79,6 +79,11 @@ let package = Package(
             name: "stories-bench",
             dependencies: ["MediaCache", "MediaOrigin", "StoryPlayer"]
         ),
+        // The parsers of outside input under libFuzzer (`.ci/fuzz`); built normally it replays Fuzz/corpus.
+        .executableTarget(
+            name: "stories-fuzz",
+            dependencies: ["MediaCache", "MediaProxy", "StoryPlayer"]
+        ),
         // Writes to a cache until it is killed; the crash-safety tests SIGKILL it mid-write.
         .executableTarget(
             name: "CacheCrashHelper",
@@ -108,7 +113,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StoriesTUITests",
-            dependencies: ["stories-tui", "MediaOrigin", "MediaCache"]
+            dependencies: ["stories-tui", "stories-fuzz", "MediaOrigin", "MediaCache"]
         ),
         .testTarget(
             name: "MediaOriginTests",

@@ -141,37 +141,28 @@ public final class MediaLoader: Sendable {
     /// Lets fetches finishing their last block complete (up to `drainTimeout` seconds), cancels the rest, closes
     /// connections and commits the store.
     public func shutdown(drainTimeout: Double = 2) async {
-        let unattended = coordinator.unattendedTasks()
-        if !unattended.isEmpty {
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    for task in unattended { await task.value }
-                }
-                group.addTask {
-                    try? await Task.sleep(for: .milliseconds(Int(drainTimeout * 1000)))
-                }
-                await group.next()
-                group.cancelAll()
-            }
-        }
+        await Self.waitFor(coordinator.unattendedTasks(), atMost: .milliseconds(Int(drainTimeout * 1000)))
         // Cancelled fetches end within moments; wait for them so none writes after the store closes (and the
         // directory lock goes to another process).
-        let running = coordinator.cancelAll()
-        if !running.isEmpty {
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    for task in running { await task.value }
-                }
-                group.addTask {
-                    try? await Task.sleep(for: .seconds(5))
-                }
-                await group.next()
-                group.cancelAll()
-            }
-        }
+        await Self.waitFor(coordinator.cancelAll(), atMost: .seconds(5))
         await fetcher.shutdown()
         try? store.commitAll()
         try? store.flushTraffic()
+    }
+
+    /// Waits until every task has ended or `limit` has passed, whichever comes first.
+    private static func waitFor(_ tasks: [Task<Void, Never>], atMost limit: Duration) async {
+        guard !tasks.isEmpty else { return }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for task in tasks { await task.value }
+            }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+            }
+            await group.next()
+            group.cancelAll()
+        }
     }
 
     /// A stream of the requested bytes; iterate it to load, stop iterating (or cancel the task) to cancel.

@@ -40,11 +40,11 @@ public final class ProxyServer: Sendable {
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                let idle = TimeAmount.milliseconds(Int64(idleTimeout * 1000))
-                return channel.pipeline.addHandler(IdleStateHandler(writeTimeout: idle)).flatMap {
-                    channel.pipeline.configureHTTPServerPipeline(withErrorHandling: true)
-                }.flatMap {
-                    channel.pipeline.addHandler(ProxyHandler(box: box, connections: connections))
+                channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    try pipeline.addHandler(IdleStateHandler(writeTimeout: .milliseconds(Int64(idleTimeout * 1000))))
+                    try pipeline.configureHTTPServerPipeline(withErrorHandling: true)
+                    try pipeline.addHandler(ProxyHandler(box: box, connections: connections))
                 }
             }
         do {

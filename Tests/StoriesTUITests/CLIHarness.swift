@@ -41,9 +41,9 @@ enum CLI {
         }
     }
 
-    /// Runs the binary and waits for it, reading both pipes while it runs.
-    static func runBlocking(_ arguments: [String], environment: [String: String], executable: URL? = nil) throws
-        -> CLIResult
+    /// Starts the binary (or `executable`) with stdout and stderr on pipes and no stdin.
+    static func start(_ arguments: [String], environment: [String: String], executable: URL? = nil) throws
+        -> (Process, Pipe, Pipe)
     {
         let process = Process()
         process.executableURL = try executable ?? binary()
@@ -58,6 +58,14 @@ enum CLI {
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
         try process.run()
+        return (process, out, err)
+    }
+
+    /// Runs the binary and waits for it, reading both pipes while it runs.
+    static func runBlocking(_ arguments: [String], environment: [String: String], executable: URL? = nil) throws
+        -> CLIResult
+    {
+        let (process, out, err) = try start(arguments, environment: environment, executable: executable)
         let group = DispatchGroup()
         nonisolated(unsafe) var outData = Data()
         nonisolated(unsafe) var errData = Data()
@@ -97,18 +105,7 @@ extension CLI {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
                 continuation.resume(with: Result {
-                    let process = Process()
-                    process.executableURL = try binary()
-                    process.arguments = arguments
-                    var env = ProcessInfo.processInfo.environment
-                    env["NO_COLOR"] = "1"
-                    process.environment = env
-                    let out = Pipe()
-                    let err = Pipe()
-                    process.standardOutput = out
-                    process.standardError = err
-                    process.standardInput = FileHandle.nullDevice
-                    try process.run()
+                    let (process, out, err) = try start(arguments, environment: [:])
                     let group = DispatchGroup()
                     nonisolated(unsafe) var errData = Data()
                     group.enter()

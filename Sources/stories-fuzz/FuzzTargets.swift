@@ -1,0 +1,111 @@
+import Foundation
+import MediaCache
+import MediaProxy
+import StoryPlayer
+
+/// The parsers that read outside input, each fed arbitrary bytes; a violated invariant traps so the fuzzer
+/// reports it. Built with `-sanitize=fuzzer -DFUZZING` this is a libFuzzer binary (the target is chosen with
+/// STORIES_FUZZ_TARGET); built normally it replays the committed corpus (`swift run stories-fuzz DIR`).
+enum FuzzTarget: String, CaseIterable {
+    case contentRange, rangeHeader, url, playlist, mp4
+
+    /// The target named by STORIES_FUZZ_TARGET (content-range parsing by default).
+    static var selected: FuzzTarget {
+        ProcessInfo.processInfo.environment["STORIES_FUZZ_TARGET"].flatMap(FuzzTarget.init(rawValue:)) ?? .contentRange
+    }
+
+    /// Runs one input through the parser and checks what it returned.
+    func run(_ bytes: [UInt8]) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        switch self {
+        case .contentRange:
+            if let parsed = ContentRange(text) {
+                if let range = parsed.range, let length = parsed.completeLength {
+                    precondition(range.lowerBound >= 0 && range.upperBound < length, "range outside the length")
+                }
+                precondition(parsed.range != nil || parsed.completeLength != nil, "neither a range nor a length")
+            }
+        case .rangeHeader:
+            let length = Int64(bytes.first ?? 0) * 1_000
+            if case .partial(let range) = ByteRangeRequest(header: text, length: length) {
+                precondition(range.lowerBound >= 0 && range.upperBound < length && range.lowerBound <= range.upperBound,
+                    "a partial answer outside the resource")
+            }
+        case .url:
+            if let url = try? OriginURL.parse(text) {
+                let scheme = url.scheme?.lowercased()
+                precondition(scheme == "http" || scheme == "https", "a URL with another scheme passed")
+                precondition(OriginURL.withoutCredentials(url).password == nil, "credentials survived redaction")
+                _ = CacheKey(url: url)
+            }
+        case .playlist:
+            _ = try? PlaylistParser.parse(
+                Data(bytes), name: "playlist.json", file: URL(fileURLWithPath: "/fuzz/playlist.json"))
+        case .mp4:
+            let done = DispatchSemaphore(value: 0)
+            Task.detached {
+                if let layout = try? await MP4BoxReader.layout(of: MemoryReader(bytes: bytes), length: Int64(bytes.count)) {
+                    _ = layout
+                }
+                done.signal()
+            }
+            done.wait()
+        }
+    }
+}
+
+/// Bytes in memory, read the way the loader would serve them.
+struct MemoryReader: ByteRangeReader {
+    let bytes: [UInt8]
+
+    func read(_ range: Range<Int64>) async throws -> [UInt8] {
+        let lower = Int(Swift.max(0, Swift.min(range.lowerBound, Int64(bytes.count))))
+        let upper = Int(Swift.max(Int64(lower), Swift.min(range.upperBound, Int64(bytes.count))))
+        return Array(bytes[lower..<upper])
+    }
+}
+
+/// libFuzzer's entry point.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    let bytes = data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []
+    FuzzTarget.selected.run(bytes)
+    return 0
+}
+
+#if FUZZING
+/// libFuzzer's driver, called from our entry point (the package's executables get a renamed `main`).
+@_silgen_name("LLVMFuzzerRunDriver")
+func runFuzzerDriver(
+    _ argc: UnsafeMutablePointer<CInt>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+) -> CInt
+
+/// The executable's entry point under the fuzzer: hands the command line to libFuzzer.
+@_cdecl("stories_fuzz_main")
+func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    var count = argc
+    var arguments = argv
+    return runFuzzerDriver(&count, &arguments) { data, size in fuzzOneInput(data, size) }
+}
+#else
+/// Replays every file of a corpus folder (`Fuzz/corpus` by default) through its target.
+@main
+enum CorpusReplay {
+    static func main() {
+        let root = CommandLine.arguments.dropFirst().first ?? "Fuzz/corpus"
+        var total = 0
+        for target in FuzzTarget.allCases {
+            let folder = (root as NSString).appendingPathComponent(target.rawValue)
+            for name in ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted() {
+                guard let data = FileManager.default.contents(atPath: (folder as NSString).appendingPathComponent(name))
+                else { continue }
+                target.run(Array(data))
+                total += 1
+            }
+        }
+        print("replayed \(total) corpus inputs without a failure")
+    }
+}
+#endif
