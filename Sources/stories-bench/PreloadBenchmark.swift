@@ -120,7 +120,8 @@ enum PreloadBenchmark {
     }
 
     static func fail(_ message: String) -> Never {
-        FileHandle.standardError.write(Data("stories-bench: \(message)\n".utf8))
+        let line = Array("stories-bench: \(message)\n".utf8)
+        _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
         exit(2)
     }
 }
