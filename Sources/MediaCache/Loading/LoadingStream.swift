@@ -21,6 +21,8 @@ public struct LoadingStream: AsyncSequence, Sendable {
         private var started = false
         private var done = false
         private var generation: Int64?
+        /// The version of the bytes this reader delivers (validators and length), once known.
+        private var version: ResourceMetadata?
         private var initiallyCached = ByteRangeSet()
         private var holding: Int?
         private var retries = 0
@@ -78,6 +80,7 @@ public struct LoadingStream: AsyncSequence, Sendable {
                 await loader.validate(key: key, url: request.url)
                 initiallyCached = loader.store.availableRanges(for: key)
                 generation = loader.store.info(for: key)?.generation
+                version = loader.store.info(for: key)?.metadata
             }
             while true {
                 try Task.checkCancellation()
@@ -90,6 +93,7 @@ public struct LoadingStream: AsyncSequence, Sendable {
                             throw OriginError.resourceChanged(url: request.url.absoluteString)
                         }
                         generation = info.generation
+                        version = info.metadata
                         initiallyCached = ByteRangeSet()
                     }
                 }
@@ -231,7 +235,8 @@ public struct LoadingStream: AsyncSequence, Sendable {
                 let end = endOffset(length: length)
                 if let end, currentOffset >= end { return finishedChunk() }
                 passthrough = try await HTTPClientBodyReader.open(
-                    fetcher: loader.fetcher, url: request.url, offset: currentOffset, end: end)
+                    fetcher: loader.fetcher, url: request.url, offset: currentOffset, end: end,
+                    continuing: delivered > 0 ? version : nil)
             }
             guard let reader = passthrough, let bytes = try await reader.next(upTo: remaining()) else {
                 if let end = endOffset(length: loader.coordinator.with(key, { $0.metadata?.contentLength })),

@@ -149,33 +149,28 @@ extension MediaLoader {
     /// Concurrent callers share one check; an unreachable origin leaves the cached copy in service.
     func validate(key: CacheKey, url: URL) async {
         guard configuration.revalidate else { return }
-        let (task, start) = coordinator.with(key) { c -> (Task<Void, Never>?, Bool) in
+        let info = store.info(for: key)
+        // The check is created inside the same critical section that records it, so two readers arriving
+        // together can never start two, and no cancelled loser can mark the check done (or the origin offline)
+        // while the real one is still in flight.
+        let task = coordinator.with(key) { c -> Task<Void, Never>? in
             switch c.validation {
-            case .done: return (nil, false)
-            case .running(let task): return (task, false)
-            case .notStarted: return (nil, true)
+            case .done: return nil
+            case .running(let task): return task
+            case .notStarted:
+                guard let info, !info.ranges.isEmpty else {
+                    c.validation = .done
+                    return nil
+                }
+                let task = Task { [self] in
+                    await runValidation(key: key, url: url, cached: info.metadata)
+                    coordinator.signal(key) { $0.validation = .done }
+                }
+                c.validation = .running(task)
+                return task
             }
         }
-        if let task {
-            await task.value
-            return
-        }
-        guard start else { return }
-        guard let info = store.info(for: key), !info.ranges.isEmpty else {
-            coordinator.with(key) { $0.validation = .done }
-            return
-        }
-        let newTask = Task { [self] in
-            await runValidation(key: key, url: url, cached: info.metadata)
-            coordinator.signal(key) { $0.validation = .done }
-        }
-        let winner = coordinator.with(key) { c -> Task<Void, Never> in
-            if case .running(let existing) = c.validation { return existing }
-            c.validation = .running(newTask)
-            return newTask
-        }
-        if winner != newTask { newTask.cancel() }
-        await winner.value
+        if let task { await task.value }
         coordinator.pruneIdleKeys(keeping: key)
     }
 
@@ -201,6 +196,8 @@ extension MediaLoader {
             }
             coordinator.with(key) { $0.offline = false }
             eventLog?.emit("validate", ["url": url.absoluteString, "result": outcome])
+        } catch is CancellationError {
+            return
         } catch {
             coordinator.with(key) { $0.offline = true }
             eventLog?.emit("validate", ["url": url.absoluteString, "result": "offline", "error": "\(error)"])

@@ -15,11 +15,26 @@ final class HTTPClientBodyReader {
     }
 
     /// Requests `offset..<end` (to the end when `end` is nil); a 200 answer is skipped forward to `offset`.
-    static func open(fetcher: OriginFetcher, url: URL, offset: Int64, end: Int64?) async throws
-        -> HTTPClientBodyReader
-    {
+    ///
+    /// `continuing` is the version the caller already delivered bytes of: its validator goes out as `If-Range`,
+    /// and an answer from another version fails with `resourceChanged` instead of splicing two versions.
+    static func open(
+        fetcher: OriginFetcher, url: URL, offset: Int64, end: Int64?, continuing: ResourceMetadata? = nil
+    ) async throws -> HTTPClientBodyReader {
         let range = "bytes=\(offset)-" + (end.map { String($0 - 1) } ?? "")
-        let response = try await fetcher.send(url: url, method: .GET, range: range)
+        let validator = continuing.flatMap(MediaLoader.ifRangeValidator)
+        let response = try await fetcher.send(url: url, method: .GET, range: range, ifRange: validator)
+        if let continuing, response.status == 200 || response.status == 206 {
+            // A 200 is either a new version or an origin that ignores Range: its validators tell which.
+            let length = response.status == 206
+                ? response.contentRangeHeader.flatMap(ContentRange.init)?.completeLength
+                : (response.headers.first(name: "transfer-encoding") == nil ? response.contentLength : nil)
+            let answered = ResourceMetadata(
+                url: url.absoluteString, contentLength: length, etag: response.etag, lastModified: response.lastModified)
+            if answered.isDifferentVersion(from: continuing) {
+                throw OriginError.resourceChanged(url: url.absoluteString)
+            }
+        }
         switch response.status {
         case 206:
             guard let contentRange = response.contentRangeHeader.flatMap(ContentRange.init),

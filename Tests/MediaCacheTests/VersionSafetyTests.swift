@@ -1,0 +1,58 @@
+import Foundation
+import MediaOrigin
+import Testing
+
+@testable import MediaCache
+
+/// Paths that could hand a reader bytes of two versions.
+@Suite struct VersionSafetyTests {
+    @Test func aChangedResourceTooLargeToCacheNeverSplicesWithTheOldCopy() async throws {
+        let dir = TemporaryDirectory()
+        defer { dir.cleanup() }
+        let origin = try await MediaOriginServer()
+        let v1 = content(400_000, seed: 1)
+        let v2 = content(700_000, seed: 2)
+        origin.set(OriginResource(bytes: v1), at: "/v.mp4")
+        let configuration = testConfiguration {
+            $0.partialByteLimit = 500_000
+            $0.completeByteLimit = 500_000
+        }
+        var store = try CacheStore(directory: dir.url, configuration: configuration)
+        var loader = MediaLoader(store: store, configuration: LoaderHarness.defaultConfiguration)
+        let url = origin.url("v.mp4")
+        #expect(try await loader.data(LoadingRequest(url: url, requestedLength: 200_000)) == Array(v1[0..<200_000]))
+        await loader.shutdown()
+        try store.close()
+        // v2 replaces v1 and no longer fits the budget.
+        origin.set(OriginResource(bytes: v2), at: "/v.mp4")
+        store = try CacheStore(directory: dir.url, configuration: configuration)
+        loader = MediaLoader(store: store, configuration: LoaderHarness.defaultConfiguration)
+        #expect(try await loader.data(LoadingRequest(url: url)) == v2)
+        #expect(store.info(for: CacheKey(url: url)) == nil, "the old version was kept")
+        await loader.shutdown()
+        try store.close()
+        await origin.shutdown()
+    }
+
+    @Test func readersArrivingTogetherShareOneValidation() async throws {
+        let h = try await LoaderHarness()
+        let bytes = content(100_000)
+        h.origin.set(OriginResource(bytes: bytes), at: "/s.mp4")
+        #expect(try await h.read("s.mp4") == bytes)
+        try await h.restart()
+        let changed = content(100_000, seed: 7)
+        h.origin.set(OriginResource(bytes: changed), at: "/s.mp4")
+        await h.origin.resetCounters()
+        let loader = h.loader
+        let url = h.url("s.mp4")
+        let results = try await withThrowingTaskGroup(of: [UInt8].self) { group in
+            for _ in 0..<12 { group.addTask { try await loader.data(LoadingRequest(url: url)) } }
+            return try await group.reduce(into: [[UInt8]]()) { $0.append($1) }
+        }
+        // Every reader saw the new version, and the origin was asked once whether it changed.
+        #expect(results.allSatisfy { $0 == changed })
+        #expect(h.origin.requests.filter { $0.method == "HEAD" }.count == 1)
+        #expect(!h.loader.isOffline(CacheKey(url: url)))
+        await h.close()
+    }
+}
