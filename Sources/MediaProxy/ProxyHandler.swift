@@ -114,7 +114,10 @@ final class ProxyHandler: ChannelInboundHandler, @unchecked Sendable {
         headers.add(name: "Connection", value: keepAlive ? "keep-alive" : "close")
         let status: HTTPResponseStatus
         let range: ClosedRange<Int64>?
-        switch ByteRangeRequest(header: request.headers.first(name: "range"), length: length) {
+        // A client's If-Range that does not match what we serve asks for the whole (new) body, not a range of it.
+        let rangeHeader = Self.ifRangeHolds(request.headers.first(name: "if-range"), info)
+            ? request.headers.first(name: "range") : nil
+        switch ByteRangeRequest(header: rangeHeader, length: length) {
         case .whole:
             status = .ok
             range = length > 0 ? 0...(length - 1) : nil
@@ -132,7 +135,7 @@ final class ProxyHandler: ChannelInboundHandler, @unchecked Sendable {
         await write(channel, .head(HTTPResponseHead(version: .http1_1, status: status, headers: headers)))
         guard request.method == .GET, let range else { return await end(channel, keepAlive) }
         do {
-            try await sendBody(server: server, url: url, range: range, length: length, channel: channel)
+            try await sendBody(server: server, url: url, range: range, info: info, length: length, channel: channel)
             await end(channel, keepAlive)
         } catch {
             // Headers are out: the only honest signal left is closing the connection early.
@@ -141,11 +144,31 @@ final class ProxyHandler: ChannelInboundHandler, @unchecked Sendable {
         }
     }
 
+    /// True when there is no If-Range, or it names the version being served (a strong ETag, or the exact
+    /// Last-Modified date).
+    static func ifRangeHolds(_ ifRange: String?, _ info: ContentInformation) -> Bool {
+        guard let ifRange = ifRange?.trimmingCharacters(in: .whitespaces) else { return true }
+        if ifRange.hasPrefix("\"") || ifRange.hasPrefix("W/") {
+            guard let etag = info.etag, !etag.hasPrefix("W/"), !ifRange.hasPrefix("W/") else { return false }
+            return etag == ifRange
+        }
+        return info.lastModified == ifRange
+    }
+
+    /// Sends the body of the version the headers described: any other version ends the response early (the
+    /// connection closes short of its Content-Length, so the client sees the truncation).
     private static func sendBody(
-        server: ProxyServer, url: URL, range: ClosedRange<Int64>, length: Int64, channel: Channel
+        server: ProxyServer, url: URL, range: ClosedRange<Int64>, info: ContentInformation, length: Int64,
+        channel: Channel
     ) async throws {
         let key = CacheKey(url: url)
-        if let file = server.loader.store.openCompleteFile(for: key), file.length == length {
+        let version = ResourceMetadata(
+            url: url.absoluteString, contentLength: length, contentType: info.contentType, etag: info.etag,
+            lastModified: info.lastModified)
+        let stored = server.loader.store.info(for: key)?.metadata
+        if stored.map({ !$0.isDifferentVersion(from: version) }) == true,
+            let file = server.loader.store.openCompleteFile(for: key), file.length == length
+        {
             // Every byte is on disk: hand the kernel a file region instead of copying through user space.
             let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: file.descriptor)
             let region = FileRegion(
@@ -160,8 +183,9 @@ final class ProxyHandler: ChannelInboundHandler, @unchecked Sendable {
             try? handle.close()
             return
         }
-        let request = LoadingRequest(
+        var request = LoadingRequest(
             url: url, requestedOffset: range.lowerBound, requestedLength: Int64(range.count))
+        request.expectedVersion = version
         for try await chunk in server.loader.load(request) {
             var buffer = channel.allocator.buffer(capacity: chunk.bytes.count)
             buffer.writeBytes(chunk.bytes)

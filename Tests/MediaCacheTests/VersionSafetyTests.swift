@@ -56,3 +56,23 @@ import Testing
         await h.close()
     }
 }
+
+@Suite struct ExpectedVersionTests {
+    @Test func aReaderBoundToAVersionNeverGetsAnother() async throws {
+        let h = try await LoaderHarness()
+        let v1 = content(200_000, seed: 1)
+        h.origin.set(OriginResource(bytes: v1), at: "/e.mp4")
+        let info = try await h.loader.contentInformation(for: h.url("e.mp4"))
+        var request = LoadingRequest(url: h.url("e.mp4"), requestedOffset: 1_000, requestedLength: 1_000)
+        request.expectedVersion = ResourceMetadata(
+            url: h.url("e.mp4").absoluteString, contentLength: info.contentLength, etag: info.etag)
+        #expect(try await h.loader.data(request) == Array(v1[1_000..<2_000]))
+        // The origin moves on to v2 (same length); a new session finds out before serving.
+        try await h.restart()
+        h.origin.set(OriginResource(bytes: content(200_000, seed: 2)), at: "/e.mp4")
+        await #expect(throws: OriginError.resourceChanged(url: h.url("e.mp4").absoluteString)) {
+            _ = try await h.loader.data(request)
+        }
+        await h.close()
+    }
+}

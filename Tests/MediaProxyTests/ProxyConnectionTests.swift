@@ -144,3 +144,21 @@ struct RawClient {
         await h.close()
     }
 }
+
+@Suite struct ProxyVersionTests {
+    @Test func aClientsIfRangeIsHonoured() async throws {
+        let h = try await ProxyHarness()
+        let bytes = sample(50_000)
+        h.origin.set(OriginResource(bytes: bytes, etag: "\"v1\""), at: "/v.mp4")
+        let matching = try await httpGet(h.mediaURL("v.mp4"), range: "bytes=0-9", headers: [("If-Range", "\"v1\"")])
+        #expect(matching.status == 206)
+        #expect(matching.body == Array(bytes[0...9]))
+        // The client's copy is of another version: it gets the whole current body, not a range to splice.
+        let stale = try await httpGet(h.mediaURL("v.mp4"), range: "bytes=0-9", headers: [("If-Range", "\"v0\"")])
+        #expect(stale.status == 200)
+        #expect(stale.body == bytes)
+        let weak = try await httpGet(h.mediaURL("v.mp4"), range: "bytes=0-9", headers: [("If-Range", "W/\"v1\"")])
+        #expect(weak.status == 200)
+        await h.close()
+    }
+}

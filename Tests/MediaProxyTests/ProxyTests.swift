@@ -54,12 +54,13 @@ final class ProxyHarness {
 }
 
 /// One HTTP exchange with the whole body.
-func httpGet(_ url: String, range: String? = nil, method: HTTPMethod = .GET) async throws
-    -> (status: Int, headers: HTTPHeaders, body: [UInt8])
+func httpGet(_ url: String, range: String? = nil, method: HTTPMethod = .GET, headers: [(String, String)] = [])
+    async throws -> (status: Int, headers: HTTPHeaders, body: [UInt8])
 {
     var request = HTTPClientRequest(url: url)
     request.method = method
     if let range { request.headers.add(name: "Range", value: range) }
+    for (name, value) in headers { request.headers.add(name: name, value: value) }
     let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
     var body: [UInt8] = []
     for try await chunk in response.body { body.append(contentsOf: chunk.readableBytesView) }

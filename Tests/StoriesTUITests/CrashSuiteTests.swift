@@ -48,7 +48,8 @@ import Glibc
         let scratch = ScratchDirectory()
         defer { scratch.cleanup() }
         let cache = scratch.path + "/cache"
-        let source = Source(period: sampleBytes(1_048_573, seed: 3), length: 90_000_000)
+        // Just under the 100 MB partial budget, so 30 rounds of about 3 MB never reach the end.
+        let source = Source(period: sampleBytes(1_048_573, seed: 3), length: 99_000_000)
         let origin = try await MediaOriginServer(profile: NetworkProfile(bytesPerSecond: 8_000_000, latency: 0))
         origin.set(OriginResource(repeating: source.period, length: source.length, etag: "\"crash-v1\""), at: "/big.bin")
         let url = origin.url("big.bin").absoluteString
@@ -59,7 +60,7 @@ import Glibc
         for round in 0..<30 {
             let before = origin.bodyBytesSent
             let cachedBefore = try await entry(cache)?.cached ?? 0
-            let threshold = Int.random(in: 1_500_000...3_500_000, using: &generator)
+            let threshold = Int.random(in: 2_500_000...3_500_000, using: &generator)
             let process = Process()
             process.executableURL = try CLI.binary()
             process.arguments = ["fetch", url, "--cache-dir", cache, "--output", scratch.path + "/out.bin"]

@@ -97,6 +97,9 @@ public struct LoadingStream: AsyncSequence, Sendable {
                         initiallyCached = ByteRangeSet()
                     }
                 }
+                if let expected = request.expectedVersion, let version, version.isDifferentVersion(from: expected) {
+                    throw OriginError.resourceChanged(url: request.url.absoluteString)
+                }
                 let length = info?.metadata.contentLength
                 if let length, delivered == 0, request.requestedOffset >= length,
                     length > 0 || request.requestedOffset > 0
@@ -236,7 +239,7 @@ public struct LoadingStream: AsyncSequence, Sendable {
                 if let end, currentOffset >= end { return finishedChunk() }
                 passthrough = try await HTTPClientBodyReader.open(
                     fetcher: loader.fetcher, url: request.url, offset: currentOffset, end: end,
-                    continuing: delivered > 0 ? version : nil)
+                    continuing: delivered > 0 ? version : request.expectedVersion)
             }
             guard let reader = passthrough, let bytes = try await reader.next(upTo: remaining()) else {
                 if let end = endOffset(length: loader.coordinator.with(key, { $0.metadata?.contentLength })),

@@ -56,6 +56,9 @@ public struct LoadingRequest: Sendable, Equatable {
     /// When the reader goes away early, let its fetch finish the block in flight into the cache (true), or stop
     /// it at once to free the link (false: preloads that pause for playback).
     public var finishesBlockWhenAbandoned = true
+    /// The version the caller already described to its own client (length and validators, e.g. a proxy's
+    /// response headers): bytes of any other version fail with `resourceChanged` before the first is delivered.
+    public var expectedVersion: ResourceMetadata?
 
     /// Creates a request.
     public init(url: URL, cacheKey: CacheKey? = nil, requestedOffset: Int64 = 0, requestedLength: Int64? = nil) {
