@@ -44,15 +44,8 @@ public struct LoadingStream: AsyncSequence, Sendable {
         }
 
         deinit {
-            if let holding {
-                // Dropped after receiving everything it asked for: not an abandonment.
-                if reachedEnd {
-                    loader.coordinator.releaseFinished(key: key, fetchID: holding, readerEnd: currentOffset)
-                } else {
-                    loader.coordinator.release(
-                        key: key, fetchID: holding, finishingBlock: request.finishesBlockWhenAbandoned)
-                }
-            }
+            // Dropped after receiving everything it asked for: not an abandonment.
+            releaseHeldFetch(completed: reachedEnd)
             if started { loader.store.unpin(key) }
         }
 
@@ -207,17 +200,22 @@ public struct LoadingStream: AsyncSequence, Sendable {
             return nil
         }
 
+        /// Lets go of the fetch this reader relied on: a reader that got everything lets it finish its block; an
+        /// abandoned one lets it finish the block in flight or stops it, as the request asks.
+        private func releaseHeldFetch(completed: Bool) {
+            guard let holding else { return }
+            if completed {
+                loader.coordinator.releaseFinished(key: key, fetchID: holding, readerEnd: currentOffset)
+            } else {
+                loader.coordinator.release(
+                    key: key, fetchID: holding, finishingBlock: request.finishesBlockWhenAbandoned)
+            }
+        }
+
         private func finish(completed: Bool = false, failed: Bool = false) {
             guard !done else { return }
             done = true
-            if let holding {
-                if completed {
-                    loader.coordinator.releaseFinished(key: key, fetchID: holding, readerEnd: currentOffset)
-                } else {
-                    loader.coordinator.release(
-                        key: key, fetchID: holding, finishingBlock: request.finishesBlockWhenAbandoned)
-                }
-            }
+            releaseHeldFetch(completed: completed)
             holding = nil
             if started { loader.store.unpin(key) }
             started = false

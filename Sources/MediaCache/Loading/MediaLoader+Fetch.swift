@@ -62,8 +62,7 @@ extension MediaLoader {
             writeOffset = start
         case 200:
             // The whole body from byte 0: the origin ignored Range, or If-Range found a new version.
-            metadata.contentLength = response.headers.first(name: "transfer-encoding") == nil
-                ? response.contentLength : nil
+            metadata.contentLength = response.declaredLength
             writeOffset = 0
             if start > 0 { coordinator.restartedFromZero(key: key, fetchID: fetchID) }
         case 416:

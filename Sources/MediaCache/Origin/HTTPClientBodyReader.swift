@@ -28,7 +28,7 @@ final class HTTPClientBodyReader {
             // A 200 is either a new version or an origin that ignores Range: its validators tell which.
             let length = response.status == 206
                 ? response.contentRangeHeader.flatMap(ContentRange.init)?.completeLength
-                : (response.headers.first(name: "transfer-encoding") == nil ? response.contentLength : nil)
+                : response.declaredLength
             let answered = ResourceMetadata(
                 url: url.absoluteString, contentLength: length, etag: response.etag, lastModified: response.lastModified)
             if answered.isDifferentVersion(from: continuing) {

@@ -33,6 +33,8 @@ struct OriginResponse {
     var contentType: String? { headers.first(name: "content-type") }
     var contentLength: Int64? { headers.first(name: "content-length").flatMap { Int64($0) } }
     var contentRangeHeader: String? { headers.first(name: "content-range") }
+    /// The body's length as declared by Content-Length (nil for a chunked body, whose end is its length).
+    var declaredLength: Int64? { headers.first(name: "transfer-encoding") == nil ? contentLength : nil }
 }
 
 /// Issues GET and HEAD requests on one shared AsyncHTTPClient, mapping failures to `OriginError`.
@@ -74,8 +76,7 @@ final class OriginFetcher: Sendable {
             let response = try await sendOnce(url: current, method: method, range: range, ifRange: ifRange)
             guard [301, 302, 303, 307, 308].contains(response.status), let location = response.headers.first(name: "location")
             else { return response }
-            // Let the redirect's own body go; it is never read.
-            _ = response.body
+            // The redirect's own body is never read; the response is dropped with it.
             redirects += 1
             guard redirects <= configuration.maxRedirects else {
                 throw OriginError.tooManyRedirects(url: url.absoluteString)

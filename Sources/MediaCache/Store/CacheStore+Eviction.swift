@@ -172,9 +172,7 @@ extension CacheStore {
         try moveToTrash(path(for: entry), name: key.hex)
         try index.delete([key])
         s.entries.removeValue(forKey: key)
-        if entry.info.state == .complete { s.completeBytes -= entry.written.total } else {
-            s.partialBytes -= entry.written.total
-        }
+        s.subtract(entry.written.total, from: entry.info.state)
         return entry.written.total
     }
 

@@ -22,9 +22,7 @@ extension CacheStore {
                 guard let entry = s.entries[key], entry.info.metadata.isDifferentVersion(from: metadata) else { return }
                 s.entries.removeValue(forKey: key)
                 s.files.removeValue(forKey: key)
-                if entry.info.state == .complete { s.completeBytes -= entry.written.total } else {
-                    s.partialBytes -= entry.written.total
-                }
+                s.subtract(entry.written.total, from: entry.info.state)
             }
             return .uncacheable("the cache directory is read-only")
         }
@@ -215,7 +213,7 @@ extension CacheStore {
         if syncFailed {
             let lost = entry.written.total - entry.info.ranges.total
             logger.error("cache entry \(key): syncing its data failed; \(lost) unrecorded bytes will be fetched again")
-            if entry.info.state == .complete { s.completeBytes -= lost } else { s.partialBytes -= lost }
+            s.subtract(lost, from: entry.info.state)
             entry.written = entry.info.ranges
             entry.unrecordedBytes = 0
             s.entries[key] = entry

@@ -248,7 +248,7 @@ public final class CacheStore: Sendable {
             try moveToTrash(filePath, name: key.hex)
             var reset = entry
             let lost = reset.written.total
-            if reset.info.state == .complete { s.completeBytes -= lost } else { s.partialBytes -= lost }
+            s.subtract(lost, from: reset.info.state)
             reset.info.state = .partial
             reset.info.ranges = ByteRangeSet()
             reset.written = ByteRangeSet()

@@ -32,6 +32,13 @@ struct StoreEntry {
     }
 }
 
+extension StoreState {
+    /// Takes `bytes` off the running total of `state` (bytes dropped from an entry in that state).
+    mutating func subtract(_ bytes: Int64, from state: ResourceState) {
+        if state == .complete { completeBytes -= bytes } else { partialBytes -= bytes }
+    }
+}
+
 /// Everything the store's lock protects.
 struct StoreState {
     static let maxOpenFiles = 32
