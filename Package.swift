@@ -17,20 +17,25 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
     ],
     targets: [
+        // CRC-32C with the CPU's CRC instructions: the checksums of cached blocks.
+        .target(name: "CCRC32C"),
         .target(
             name: "MediaCache",
             dependencies: [
+                "CCRC32C",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         .target(
             name: "MediaOrigin",
             dependencies: [
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
@@ -47,7 +52,7 @@ let package = Package(
         ),
         .target(
             name: "StoryPlayer",
-            dependencies: ["MediaCache"]
+            dependencies: ["MediaCache", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]
         ),
         .systemLibrary(
             name: "CNcurses",
@@ -71,13 +76,14 @@ let package = Package(
                 "StoriesUI",
                 "Terminal",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // `swift run -c release stories-bench`: next-story startup and stalls with and without preloading.
         .executableTarget(
             name: "stories-bench",
-            dependencies: ["MediaCache", "MediaOrigin", "StoryPlayer"]
+            dependencies: ["MediaCache", "MediaOrigin", "StoryPlayer", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]
         ),
         // The parsers of outside input under libFuzzer (`.ci/fuzz`); built normally it replays Fuzz/corpus.
         .executableTarget(
@@ -93,11 +99,12 @@ let package = Package(
             name: "MediaCacheTests",
             dependencies: [
                 "MediaCache", "MediaOrigin", "CacheCrashHelper", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         .testTarget(
             name: "StoryPlayerTests",
-            dependencies: ["StoryPlayer", "MediaCache", "MediaOrigin"]
+            dependencies: ["StoryPlayer", "MediaCache", "MediaOrigin", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]
         ),
         .testTarget(
             name: "MediaProxyTests",

@@ -2,7 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// An in-process HTTP origin on 127.0.0.1 for tests and the demo: serves resources with single-range support, HEAD,
 /// ETag and Last-Modified, shapes bandwidth and latency, and injects faults. Counts every body byte it sends.
@@ -23,7 +23,7 @@ public final class MediaOriginServer: Sendable {
         var linkFreeAt: Double = 0
     }
 
-    let state = Mutex(State())
+    let state = NIOLockedValueBox(State())
     private let channel: Channel
     private let group: MultiThreadedEventLoopGroup
     private let serverBox: ServerBox
@@ -49,7 +49,7 @@ public final class MediaOriginServer: Sendable {
         // Its own thread: a busy origin must not starve the clients it serves in the same process.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         self.group = group
-        state.withLock {
+        state.withLockedValue {
             $0.root = root
             $0.profile = profile
         }
@@ -65,7 +65,7 @@ public final class MediaOriginServer: Sendable {
             }
         channel = try await bootstrap.bind(host: "127.0.0.1", port: port).get()
         self.port = channel.localAddress?.port ?? port
-        box.server.withLock { $0 = self }
+        box.server.withLockedValue { $0 = self }
     }
 
     private let started = ContinuousClock.now
@@ -81,7 +81,7 @@ public final class MediaOriginServer: Sendable {
     /// own transmission time when the link is idle, longer when other responses are queued on it.
     func reserveLink(bytes: Int, rate: Int) -> Double {
         let now = shapingNow
-        return state.withLock { s in
+        return state.withLockedValue { s in
             let start = Swift.max(now, s.linkFreeAt)
             s.linkFreeAt = start + Double(bytes) / Double(rate)
             return s.linkFreeAt - now
@@ -90,46 +90,47 @@ public final class MediaOriginServer: Sendable {
 
     /// Stops listening and closes open connections.
     public func shutdown() async {
-        let first = state.withLock { state -> Bool in
+        let first = state.withLockedValue { state -> Bool in
             defer { state.shutDown = true }
             return !state.shutDown
         }
         guard first else { return }
         try? await channel.close()
-        serverBox.server.withLock { $0 = nil }
+        serverBox.server.withLockedValue { $0 = nil }
         try? await group.shutdownGracefully()
     }
 
     /// Registers (or replaces) the resource at `path` (e.g. `/a.mp4`).
     public func set(_ resource: OriginResource, at path: String) {
-        state.withLock { $0.resources[path] = resource }
+        state.withLockedValue { $0.resources[path] = resource }
     }
 
     /// Makes `path` answer 302 to `location`.
     public func redirect(_ path: String, to location: String) {
-        state.withLock { $0.redirects[path] = location }
+        state.withLockedValue { $0.redirects[path] = location }
     }
 
     /// Changes the simulated link.
     public func setProfile(_ profile: NetworkProfile) {
-        state.withLock { $0.profile = profile }
+        state.withLockedValue { $0.profile = profile }
     }
 
     /// Changes the injected faults.
     public func setFaults(_ faults: OriginFaults) {
-        state.withLock { $0.faults = faults }
+        state.withLockedValue { $0.faults = faults }
     }
 
     /// Every request so far, in arrival order.
-    public var requests: [OriginRequestRecord] { state.withLock { $0.requests } }
+    public var requests: [OriginRequestRecord] { state.withLockedValue { $0.requests } }
 
     /// Body bytes sent so far, across all requests.
-    public var bodyBytesSent: Int { state.withLock { $0.bodyBytesSent } }
+    public var bodyBytesSent: Int { state.withLockedValue { $0.bodyBytesSent } }
 
-    /// Clears the pause fault and lets paused responses continue.
+    /// Clears the pause and hold-HEAD faults and lets paused responses continue.
     public func resumePaused() {
-        let senders = state.withLock { state -> [BodySender] in
+        let senders = state.withLockedValue { state -> [BodySender] in
             state.faults.pauseAfterBytes = nil
+            state.faults.holdHead = false
             defer { state.paused.removeAll() }
             return state.paused
         }
@@ -137,10 +138,10 @@ public final class MediaOriginServer: Sendable {
     }
 
     /// Responses paused by the pause fault right now.
-    public var pausedResponses: Int { state.withLock { $0.paused.count } }
+    public var pausedResponses: Int { state.withLockedValue { $0.paused.count } }
 
     /// Responses still being sent (a cancelled client's response ends when the server notices the close).
-    public var activeResponses: Int { state.withLock { $0.activeResponses } }
+    public var activeResponses: Int { state.withLockedValue { $0.activeResponses } }
 
     /// Waits (polling, up to `timeout` seconds) until no response is being sent, then forgets the request log and
     /// byte count, so bytes of earlier responses are never counted afterwards.
@@ -149,7 +150,7 @@ public final class MediaOriginServer: Sendable {
         while activeResponses > 0, ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))
         }
-        state.withLock {
+        state.withLockedValue {
             $0.requests.removeAll()
             $0.bodyBytesSent = 0
             $0.epoch += 1
@@ -160,7 +161,7 @@ public final class MediaOriginServer: Sendable {
     public func url(_ path: String) -> URL { baseURL.appendingPathComponent(path) }
 
     func resource(at path: String) -> OriginResource? {
-        let (registered, root) = state.withLock { ($0.resources[path], $0.root) }
+        let (registered, root) = state.withLockedValue { ($0.resources[path], $0.root) }
         if let registered { return registered }
         guard let root, !path.split(separator: "/").contains("..") else { return nil }
         let file = root.appendingPathComponent(String(path.drop(while: { $0 == "/" })))
@@ -172,5 +173,5 @@ public final class MediaOriginServer: Sendable {
 
 /// Lets the channel initializer refer to the server before `init` finishes; cleared at shutdown.
 final class ServerBox: Sendable {
-    let server = Mutex<MediaOriginServer?>(nil)
+    let server = NIOLockedValueBox<MediaOriginServer?>(nil)
 }

@@ -108,6 +108,17 @@ public struct OriginFaults: Sendable, Equatable {
     public var chunked = false
     /// Answer HEAD with 405.
     public var rejectHead = false
+    /// Hold the answer to every HEAD until `MediaOriginServer.resumePaused()` (a slow check of a cached copy).
+    public var holdHead = false
+    /// Shift the first byte named in `Content-Range` by this much (the body is still the requested range).
+    public var contentRangeOffsetShift = 0
+    /// Name this total length in `Content-Range` instead of the real one.
+    public var contentRangeTotal: Int?
+    /// Send this many bytes more (positive: garbage after the body) or fewer (negative: the connection closes
+    /// early) than the `Content-Length` promises.
+    public var bodyLengthError = 0
+    /// Answer every ranged GET with 416 and `Content-Range: bytes */LENGTH`, even for a satisfiable range.
+    public var refuseRanges = false
 
     /// No faults.
     public init() {}

@@ -25,7 +25,7 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
         case .head(let requestHead): head = requestHead
         case .body: break
         case .end:
-            guard let requestHead = head, !busy, let server = box.server.withLock({ $0 }) else { return }
+            guard let requestHead = head, !busy, let server = box.server.withLockedValue({ $0 }) else { return }
             head = nil
             busy = true
             respond(context: context, server: server, request: requestHead)
@@ -33,7 +33,7 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
     }
 
     private func respond(context: ChannelHandlerContext, server: MediaOriginServer, request: HTTPRequestHead) {
-        let (profile, faults, redirect) = server.state.withLock {
+        let (profile, faults, redirect) = server.state.withLockedValue {
             ($0.profile, $0.faults, $0.redirects[String(request.uri.split(separator: "?").first ?? "")])
         }
         let path = String(request.uri.split(separator: "?", maxSplits: 1).first ?? "").removingPercentEncoding ?? ""
@@ -62,7 +62,10 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
             if let etag = resource.etag { headers.add(name: "ETag", value: etag) }
             if let modified = resource.lastModified { headers.add(name: "Last-Modified", value: modified) }
             var range: ClosedRange<Int>?
-            if let rangeHeader = record.range, !faults.ignoreRange {
+            if record.range != nil, faults.refuseRanges, !isHead {
+                status = .rangeNotSatisfiable
+                headers.add(name: "Content-Range", value: "bytes */\(length)")
+            } else if let rangeHeader = record.range, !faults.ignoreRange {
                 let validator = record.ifRange
                 let matches = validator == nil || validator == resource.etag || validator == resource.lastModified
                 if matches {
@@ -78,7 +81,10 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
             if status == .ok {
                 if let range {
                     status = .partialContent
-                    headers.add(name: "Content-Range", value: "bytes \(range.lowerBound)-\(range.upperBound)/\(length)")
+                    let first = range.lowerBound + faults.contentRangeOffsetShift
+                    let last = range.upperBound + faults.contentRangeOffsetShift
+                    headers.add(
+                        name: "Content-Range", value: "bytes \(first)-\(last)/\(faults.contentRangeTotal ?? length)")
                     body = .resource(resource, range.lowerBound..<(range.upperBound + 1))
                 } else {
                     body = .resource(resource, 0..<length)
@@ -97,7 +103,7 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
         response.headers.replaceOrAdd(name: "Connection", value: request.isKeepAlive ? "keep-alive" : "close")
         let responseHead = response
 
-        let (index, epoch) = server.state.withLock { state -> (Int, Int) in
+        let (index, epoch) = server.state.withLockedValue { state -> (Int, Int) in
             state.requests.append(record)
             state.activeResponses += 1
             if faults.dropAfterBytes != nil, let count = faults.dropCount {
@@ -113,16 +119,24 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
         let sender = BodySender(
             context: context, handler: self, server: server, recordIndex: index, epoch: epoch, body: body,
             profile: profile,
-            dropAfter: faults.dropAfterBytes, stallAfter: faults.stallAfterBytes, keepAlive: request.isKeepAlive)
+            dropAfter: faults.bodyLengthError < 0 && !isHead
+                ? Swift.max(0, Swift.min(faults.dropAfterBytes ?? .max, body.count + faults.bodyLengthError))
+                : faults.dropAfterBytes,
+            stallAfter: faults.stallAfterBytes, keepAlive: request.isKeepAlive,
+            extraBytes: isHead ? 0 : Swift.max(0, faults.bodyLengthError))
         self.sender = sender
         if profile.latency > 0 {
             if let scheduler = server.scheduler {
-                scheduler.schedule(after: profile.latency) { loop.execute { sender.start(head: responseHead) } }
+                scheduler.schedule(after: profile.latency) {
+                    loop.execute { sender.start(head: responseHead, isHead: isHead) }
+                }
             } else {
-                loop.scheduleTask(in: .nanoseconds(Int64(profile.latency * 1e9))) { sender.start(head: responseHead) }
+                loop.scheduleTask(in: .nanoseconds(Int64(profile.latency * 1e9))) {
+                    sender.start(head: responseHead, isHead: isHead)
+                }
             }
         } else {
-            sender.start(head: responseHead)
+            sender.start(head: responseHead, isHead: isHead)
         }
     }
 
@@ -169,13 +183,17 @@ final class BodySender: @unchecked Sendable {
     private let dropAfter: Int?
     private let stallAfter: Int?
     private let keepAlive: Bool
+    /// Garbage sent after the body (more than `Content-Length` promised); the connection closes after it.
+    private let extraBytes: Int
     private var sent = 0
     private static let tick = 0.02
 
     init(
         context: ChannelHandlerContext, handler: OriginHandler, server: MediaOriginServer, recordIndex: Int,
-        epoch: Int, body: OriginBody, profile: NetworkProfile, dropAfter: Int?, stallAfter: Int?, keepAlive: Bool
+        epoch: Int, body: OriginBody, profile: NetworkProfile, dropAfter: Int?, stallAfter: Int?, keepAlive: Bool,
+        extraBytes: Int = 0
     ) {
+        self.extraBytes = extraBytes
         self.context = context
         self.handler = handler
         self.server = server
@@ -188,21 +206,40 @@ final class BodySender: @unchecked Sendable {
         self.keepAlive = keepAlive
     }
 
-    func start(head: HTTPResponseHead) {
+    /// A response head held back by the `holdHead` fault until `resume`.
+    private var heldHead: HTTPResponseHead?
+
+    func start(head: HTTPResponseHead, isHead: Bool = false) {
+        let hold = isHead && server.state.withLockedValue { state -> Bool in
+            guard state.faults.holdHead else { return false }
+            state.paused.append(self)
+            return true
+        }
+        if hold {
+            heldHead = head
+            return
+        }
         context.write(handler.wrapOutboundOut(.head(head)), promise: nil)
         sendNext()
     }
 
     /// Continues a paused response.
     func resume() {
-        context.eventLoop.execute { self.sendNext() }
+        context.eventLoop.execute {
+            if let head = self.heldHead {
+                self.heldHead = nil
+                guard self.context.channel.isActive else { return self.end() }
+                self.context.write(self.handler.wrapOutboundOut(.head(head)), promise: nil)
+            }
+            self.sendNext()
+        }
     }
 
     /// Marks the response as no longer active (once).
     func end() {
         guard !ended else { return }
         ended = true
-        server.state.withLock { $0.activeResponses -= 1 }
+        server.state.withLockedValue { $0.activeResponses -= 1 }
     }
 
     func sendNext() {
@@ -212,10 +249,19 @@ final class BodySender: @unchecked Sendable {
         }
         if sent >= body.count {
             end()
+            if extraBytes > 0 {
+                var garbage = context.channel.allocator.buffer(capacity: extraBytes)
+                garbage.writeRepeatingByte(0x5A, count: extraBytes)
+                let channel = context.channel
+                context.writeAndFlush(handler.wrapOutboundOut(.body(.byteBuffer(garbage)))).whenComplete { _ in
+                    channel.close(promise: nil)
+                }
+                return
+            }
             handler.finished(context: context, keepAlive: keepAlive)
             return
         }
-        let pause = server.state.withLock { state -> Bool in
+        let pause = server.state.withLockedValue { state -> Bool in
             guard let limit = state.faults.pauseAfterBytes, sent >= limit else { return false }
             state.paused.append(self)
             return true
@@ -236,7 +282,7 @@ final class BodySender: @unchecked Sendable {
         }
         var size = 16_384
         if let rate = profile.bytesPerSecond { size = max(512, min(size, Int(Double(rate) * Self.tick))) }
-        let pauseAt = server.state.withLock { $0.faults.pauseAfterBytes }
+        let pauseAt = server.state.withLockedValue { $0.faults.pauseAfterBytes }
         if let limit = [dropAfter, stallAfter, pauseAt].compactMap({ $0 }).filter({ $0 > sent }).min() {
             size = min(size, limit - sent)
         }
@@ -244,7 +290,7 @@ final class BodySender: @unchecked Sendable {
         var buffer = context.channel.allocator.buffer(capacity: size)
         body.copy(from: sent, count: size) { buffer.writeBytes($0) }
         sent += size
-        server.state.withLock {
+        server.state.withLockedValue {
             guard $0.epoch == epoch, recordIndex < $0.requests.count else { return }
             $0.bodyBytesSent += size
             $0.requests[recordIndex].bodyBytes += size

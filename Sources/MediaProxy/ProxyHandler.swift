@@ -97,6 +97,10 @@ final class ProxyHandler: ChannelInboundHandler, @unchecked Sendable {
         } catch {
             return await simple(.badRequest, "bad request: url= \(error)\n", channel, keepAlive, head: isHead)
         }
+        // A client may assemble one file from several ranges and cannot be told of a new version between them:
+        // give the check against the origin a moment to answer before describing a cached copy (it goes on
+        // beside a slow or unreachable origin, and bytes of a version found stale mid-body end the connection).
+        await server.loader.validate(url: url, waitingAtMost: ProxyServer.validationWait)
         let info: ContentInformation
         do {
             info = try await server.loader.contentInformation(for: url)

@@ -17,6 +17,9 @@ public final class ProxyServer: Sendable {
     private let channel: Channel
     let connections = ResponseCount()
 
+    /// How long a request waits for the once-per-session check of a cached copy before it is served anyway.
+    static let validationWait: Duration = .seconds(1)
+
     /// Client connections open now.
     public var openConnections: Int { connections.value.load(ordering: .sequentiallyConsistent) }
 

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Time for playback: seconds since the clock started, and sleeping until a deadline.
 public protocol PlaybackClock: Sendable {
@@ -36,19 +36,19 @@ public final class VirtualClock: PlaybackClock {
         var resume: @Sendable () -> Void
     }
 
-    private let state = Mutex<(now: Double, sleepers: [Int: Sleeper], nextID: Int)>((0, [:], 0))
+    private let state = NIOLockedValueBox<(now: Double, sleepers: [Int: Sleeper], nextID: Int)>((0, [:], 0))
 
     /// A clock at time 0.
     public init() {}
 
-    public var now: Double { state.withLock { $0.now } }
+    public var now: Double { state.withLockedValue { $0.now } }
 
     /// The earliest pending deadline, if anything sleeps.
-    public var nextDeadline: Double? { state.withLock { $0.sleepers.values.map(\.deadline).min() } }
+    public var nextDeadline: Double? { state.withLockedValue { $0.sleepers.values.map(\.deadline).min() } }
 
     /// Runs `work` once the clock reaches `now + delay` (used for the origin's shaping in tests).
     public func schedule(after delay: Double, _ work: @escaping @Sendable () -> Void) {
-        let due = state.withLock { s -> Bool in
+        let due = state.withLockedValue { s -> Bool in
             let deadline = s.now + Swift.max(0, delay)
             if deadline <= s.now { return true }
             s.nextID += 1
@@ -59,13 +59,13 @@ public final class VirtualClock: PlaybackClock {
     }
 
     public func sleep(until deadline: Double) async throws {
-        let id = state.withLock { s -> Int in
+        let id = state.withLockedValue { s -> Int in
             s.nextID += 1
             return s.nextID
         }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let due = state.withLock { s -> Bool in
+                let due = state.withLockedValue { s -> Bool in
                     if deadline <= s.now || Task.isCancelled { return true }
                     s.sleepers[id] = Sleeper(deadline: deadline, resume: { continuation.resume() })
                     return false
@@ -73,7 +73,7 @@ public final class VirtualClock: PlaybackClock {
                 if due { continuation.resume() }
             }
         } onCancel: {
-            let sleeper = state.withLock { $0.sleepers.removeValue(forKey: id) }
+            let sleeper = state.withLockedValue { $0.sleepers.removeValue(forKey: id) }
             sleeper?.resume()
         }
         try Task.checkCancellation()
@@ -81,7 +81,7 @@ public final class VirtualClock: PlaybackClock {
 
     /// Moves time to `deadline` and wakes everything due by then, earliest first.
     public func advance(to deadline: Double) {
-        let due = state.withLock { s -> [Sleeper] in
+        let due = state.withLockedValue { s -> [Sleeper] in
             s.now = Swift.max(s.now, deadline)
             let ready = s.sleepers.filter { $0.value.deadline <= s.now }.sorted { $0.value.deadline < $1.value.deadline }
             for (id, _) in ready { s.sleepers.removeValue(forKey: id) }

@@ -8,7 +8,7 @@ public enum CacheState: String, Sendable, Codable {
     case partial = "PARTIAL"
     /// None.
     case miss = "MISS"
-    /// Not every byte, and the origin cannot be reached.
+    /// The origin cannot be reached: what is cached plays, the rest cannot load.
     case offline = "OFFLINE"
 }
 

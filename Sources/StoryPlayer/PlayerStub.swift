@@ -1,6 +1,6 @@
 import Foundation
 import MediaCache
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Player tuning, in seconds of media.
 public struct PlayerConfiguration: Sendable, Equatable {
@@ -65,7 +65,7 @@ public final class PlayerStub: Sendable {
     let fallbackDuration: Double?
     let onEvent: @Sendable (PlayerEvent) -> Void
     let storyID: String
-    private let shared = Mutex((status: PlaybackStatus(), paused: false, downloadedEnd: Int64(0), failure: String?.none))
+    private let shared = NIOLockedValueBox((status: PlaybackStatus(), paused: false, downloadedEnd: Int64(0), failure: String?.none))
 
     /// A player for `url`; `fallbackDuration` is used for media that is not MP4.
     public init(
@@ -84,43 +84,72 @@ public final class PlayerStub: Sendable {
     }
 
     /// The current status.
-    public var status: PlaybackStatus { shared.withLock { $0.status } }
+    public var status: PlaybackStatus { shared.withLockedValue { $0.status } }
 
     /// Pauses or resumes (a paused player neither moves nor counts stall time).
-    public func setPaused(_ paused: Bool) { shared.withLock { $0.paused = paused } }
+    public func setPaused(_ paused: Bool) { shared.withLockedValue { $0.paused = paused } }
 
-    private func update(_ change: (inout PlaybackStatus) -> Void) { shared.withLock { change(&$0.status) } }
+    private func update(_ change: (inout PlaybackStatus) -> Void) { shared.withLockedValue { change(&$0.status) } }
 
-    /// Plays to the end (or until the task is cancelled) and returns the final status.
+    /// Plays to the end (or until the task is cancelled) and returns the final status. When the origin turns out
+    /// to hold a new version while a cached copy plays (the check runs beside playback), the story starts over on
+    /// the new version: never a picture mixing the two.
     @discardableResult
     public func run() async -> PlaybackStatus {
         let start = clock.now
-        let initiallyCached = loader.store.availableRanges(for: key)
-        do {
-            let info = try await loader.contentInformation(for: url, key: key)
-            guard let length = info.contentLength, length > 0 else {
-                throw PlayerError("the origin did not say how long the video is")
+        var restarts = 0
+        while true {
+            var generation: Int64?
+            do {
+                try await attempt(start: start, generation: &generation)
+            } catch is CancellationError {
+            } catch {
+                if versionChanged(since: generation), restarts < Self.maxRestarts {
+                    restarts += 1
+                    shared.withLockedValue { s in
+                        s.status = PlaybackStatus()
+                        s.downloadedEnd = 0
+                        s.failure = nil
+                    }
+                    continue
+                }
+                let message = "\(error)"
+                update {
+                    $0.state = .failed
+                    $0.error = message
+                }
+                onEvent(.failed(id: storyID, message: message))
             }
-            var cache: CacheState =
-                initiallyCached.contains(0..<length) ? .hit : (initiallyCached.isEmpty ? .miss : .partial)
-            if cache != .hit, loader.isOffline(key) { cache = .offline }
-            update {
-                $0.contentLength = length
-                $0.cache = cache
-            }
-            let (duration, payload) = try await readHeader(length: length)
-            update { $0.duration = duration }
-            try await play(payload: payload, duration: duration, start: start, cache: cache)
-        } catch is CancellationError {
-        } catch {
-            let message = "\(error)"
-            update {
-                $0.state = .failed
-                $0.error = message
-            }
-            onEvent(.failed(id: storyID, message: message))
+            return status
         }
-        return status
+    }
+
+    /// How often one run starts over because the origin's version changed under it.
+    static let maxRestarts = 2
+
+    /// True when the cached copy this attempt started with was replaced by another version.
+    private func versionChanged(since generation: Int64?) -> Bool {
+        guard let generation, let current = loader.store.info(for: key)?.generation else { return false }
+        return current != generation
+    }
+
+    private func attempt(start: Double, generation: inout Int64?) async throws {
+        let initiallyCached = loader.store.availableRanges(for: key)
+        let info = try await loader.contentInformation(for: url, key: key)
+        generation = loader.store.info(for: key)?.generation
+        guard let length = info.contentLength, length > 0 else {
+            throw PlayerError("the origin did not say how long the video is")
+        }
+        var cache: CacheState =
+            initiallyCached.contains(0..<length) ? .hit : (initiallyCached.isEmpty ? .miss : .partial)
+        if loader.isOffline(key) { cache = .offline }
+        update {
+            $0.contentLength = length
+            $0.cache = cache
+        }
+        let (duration, payload) = try await readHeader(length: length)
+        update { $0.duration = duration }
+        try await play(payload: payload, duration: duration, start: start, cache: cache, generation: generation)
     }
 
     private func readHeader(length: Int64) async throws -> (Double, Range<Int64>) {
@@ -136,15 +165,17 @@ public final class PlayerStub: Sendable {
         }
     }
 
-    private func play(payload: Range<Int64>, duration: Double, start: Double, cache: CacheState) async throws {
+    private func play(
+        payload: Range<Int64>, duration: Double, start: Double, cache: CacheState, generation: Int64?
+    ) async throws {
         let bitrate = Double(payload.count) / duration
-        shared.withLock { $0.downloadedEnd = payload.lowerBound }
+        shared.withLockedValue { $0.downloadedEnd = payload.lowerBound }
         let download = Task { [self] in
             do {
                 try await pull(payload: payload, bitrate: bitrate)
             } catch is CancellationError {
             } catch {
-                shared.withLock { $0.failure = "\(error)" }
+                shared.withLockedValue { $0.failure = "\(error)" }
             }
         }
         defer { download.cancel() }
@@ -155,8 +186,11 @@ public final class PlayerStub: Sendable {
             let now = clock.now
             let elapsed = now - last
             last = now
-            let (paused, failure) = shared.withLock { ($0.paused, $0.failure) }
+            let (paused, failure) = shared.withLockedValue { ($0.paused, $0.failure) }
+            if versionChanged(since: generation) { throw PlayerError("the video changed at the origin") }
             var status = self.status
+            // The check against the origin runs beside playback: show when it could not reach the origin.
+            if loader.isOffline(key) { status.cache = .offline }
             let playheadByte = payload.lowerBound + Int64(status.position * bitrate)
             let buffered = bufferedSeconds(from: playheadByte, payload: payload, bitrate: bitrate)
             let bufferedToEnd = status.position + buffered >= duration - 1e-6
@@ -165,7 +199,9 @@ public final class PlayerStub: Sendable {
                 if buffered >= configuration.startThreshold || bufferedToEnd {
                     status.state = paused ? .paused : .playing
                     status.startupMs = Int(((now - start) * 1000).rounded())
-                    onEvent(.firstFrame(id: storyID, startupMs: status.startupMs ?? 0, cache: cache, duration: duration))
+                    onEvent(
+                        .firstFrame(
+                            id: storyID, startupMs: status.startupMs ?? 0, cache: status.cache ?? cache, duration: duration))
                 }
             case .playing, .paused:
                 if paused {
@@ -208,7 +244,7 @@ public final class PlayerStub: Sendable {
     /// Seconds of payload available from `byte` on (contiguous), from disk or from a stream-through download.
     private func bufferedSeconds(from byte: Int64, payload: Range<Int64>, bitrate: Double) -> Double {
         let onDisk = loader.store.availableRanges(for: key).contiguousLength(from: byte)
-        let streamed = shared.withLock { $0.downloadedEnd } - byte
+        let streamed = shared.withLockedValue { $0.downloadedEnd } - byte
         let bytes = Swift.min(Swift.max(onDisk, streamed, 0), payload.upperBound - byte)
         return Double(bytes) / bitrate
     }
@@ -220,7 +256,7 @@ public final class PlayerStub: Sendable {
                 requestedLength: Int64(payload.count)))
         let iterator = stream.makeAsyncIterator()
         while true {
-            let ahead = shared.withLock { s in
+            let ahead = shared.withLockedValue { s in
                 Double(s.downloadedEnd - payload.lowerBound - Int64(s.status.position * bitrate)) / bitrate
             }
             if ahead > configuration.readAhead {
@@ -228,7 +264,7 @@ public final class PlayerStub: Sendable {
                 continue
             }
             guard let chunk = try await iterator.next() else { return }
-            shared.withLock { $0.downloadedEnd = chunk.offset + Int64(chunk.bytes.count) }
+            shared.withLockedValue { $0.downloadedEnd = chunk.offset + Int64(chunk.bytes.count) }
         }
     }
 }

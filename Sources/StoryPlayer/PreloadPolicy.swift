@@ -1,6 +1,6 @@
 import Foundation
 import MediaCache
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// When and what to preload around the playing story: a small state machine with no I/O. Preloading opens once
 /// the playing story has started and its buffer reaches the high-water mark (or holds the rest of the video), and
@@ -69,18 +69,18 @@ public final class PreloadDriver: Sendable {
     /// The preloader driven.
     public let preloader: Preloader
     let resolve: @Sendable (Story) -> ResolvedSource
-    let policy: Mutex<PreloadPolicy>
+    let policy: NIOLockedValueBox<PreloadPolicy>
 
     /// A driver of `preloader` with `policy`; `resolve` maps stories to URLs and keys.
     public init(preloader: Preloader, policy: PreloadPolicy, resolve: @escaping @Sendable (Story) -> ResolvedSource) {
         self.preloader = preloader
         self.resolve = resolve
-        self.policy = Mutex(policy)
+        self.policy = NIOLockedValueBox(policy)
     }
 
     /// The playing story is now `current` (nil: none): closes the gate and re-plans the queue.
     public func storyChanged(to current: Int?, navigator: StoryNavigator) {
-        let (targets, seconds) = policy.withLock { p -> ([Int], Double) in
+        let (targets, seconds) = policy.withLockedValue { p -> ([Int], Double) in
             p.storyChanged()
             return (current.map { p.targets(around: $0, navigator: navigator) } ?? [], p.seconds)
         }
@@ -96,7 +96,7 @@ public final class PreloadDriver: Sendable {
 
     /// Feeds the playing story's status, opening or closing the gate.
     public func observe(_ status: PlaybackStatus) {
-        let (changed, open) = policy.withLock { p in (p.update(status), p.isOpen) }
+        let (changed, open) = policy.withLockedValue { p in (p.update(status), p.isOpen) }
         guard changed else { return }
         if open { preloader.resume() } else { preloader.pause() }
     }

@@ -1,6 +1,6 @@
 import Foundation
 import MediaCache
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// What a viewer can ask for.
 public enum StoryCommand: Sendable, Equatable {
@@ -31,7 +31,7 @@ public final class StoryController: Sendable {
 
     /// The session played.
     public let session: StorySession
-    let state: Mutex<State>
+    let state: NIOLockedValueBox<State>
     /// Seconds failed stories stay on screen before moving on.
     let failureDwell: Double
     /// Each story's cache key, in playlist order (resolved once: keys are hashes).
@@ -43,12 +43,12 @@ public final class StoryController: Sendable {
         self.session = session
         self.failureDwell = failureDwell
         keys = session.playlist.stories.map { session.resolve($0).key }
-        state = Mutex(State(navigator: try session.makeNavigator()))
+        state = NIOLockedValueBox(State(navigator: try session.makeNavigator()))
     }
 
     /// Starts the first eligible story (or finishes at once when none is).
     public func start() {
-        let index = state.withLock { $0.navigator.start() }
+        let index = state.withLockedValue { $0.navigator.start() }
         play(index)
     }
 
@@ -56,13 +56,13 @@ public final class StoryController: Sendable {
     public func perform(_ command: StoryCommand) {
         switch command {
         case .next:
-            let index = state.withLock { s -> Int?? in
+            let index = state.withLockedValue { s -> Int?? in
                 guard !s.navigator.isFinished else { return .none }
                 return .some(s.navigator.next())
             }
             if let index { play(index) }
         case .previous:
-            let index = state.withLock { s -> Int? in
+            let index = state.withLockedValue { s -> Int? in
                 if s.navigator.isFinished {
                     guard let last = s.navigator.lastEligible else { return nil }
                     s.navigator.jump(to: last)
@@ -72,13 +72,13 @@ public final class StoryController: Sendable {
             }
             if let index { play(index) }
         case .togglePause:
-            state.withLock { s in
+            state.withLockedValue { s in
                 guard s.player != nil else { return }
                 s.paused.toggle()
                 s.player?.setPaused(s.paused)
             }
         case .replay:
-            let index = state.withLock { s -> Int? in
+            let index = state.withLockedValue { s -> Int? in
                 if let current = s.navigator.index { return current }
                 return s.navigator.start()
             }
@@ -88,7 +88,7 @@ public final class StoryController: Sendable {
 
     /// Stops the player and preloading.
     public func stop() async {
-        let (player, watch) = state.withLock { s -> (Task<Void, Never>?, Task<Void, Never>?) in
+        let (player, watch) = state.withLockedValue { s -> (Task<Void, Never>?, Task<Void, Never>?) in
             s.stopped = true
             s.generation += 1
             return (s.playerTask, s.watchTask)
@@ -102,7 +102,7 @@ public final class StoryController: Sendable {
 
     /// The screen's state now.
     public func snapshot() -> SessionSnapshot {
-        let (navigator, player, paused) = state.withLock { ($0.navigator, $0.player, $0.paused) }
+        let (navigator, player, paused) = state.withLockedValue { ($0.navigator, $0.player, $0.paused) }
         let store = session.loader.store
         let preloads = session.preload?.preloader.progress ?? [:]
         var rows: [StoryRow] = []
@@ -132,7 +132,7 @@ public final class StoryController: Sendable {
         let elapsed = ContinuousClock.now - started
         let now = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let bytes = session.loader.transferCounters.bytes
-        return state.withLock { s in
+        return state.withLockedValue { s in
             s.samples.append((now, bytes))
             s.samples.removeAll { now - $0.time > 2 }
             guard let first = s.samples.first, now - first.time > 0.2 else { return 0 }
@@ -142,7 +142,7 @@ public final class StoryController: Sendable {
 
     /// Starts story `index` (nil: the end), replacing the current player.
     private func play(_ index: Int?) {
-        let (generation, old, oldWatch, navigator) = state.withLock {
+        let (generation, old, oldWatch, navigator) = state.withLockedValue {
             s -> (Int, Task<Void, Never>?, Task<Void, Never>?, StoryNavigator) in
             s.generation += 1
             defer {
@@ -155,11 +155,11 @@ public final class StoryController: Sendable {
         }
         old?.cancel()
         oldWatch?.cancel()
-        guard state.withLock({ !$0.stopped }) else { return }
+        guard state.withLockedValue({ !$0.stopped }) else { return }
         session.preload?.storyChanged(to: index, navigator: navigator)
         guard let index else { return }
         let player = session.makePlayer(for: index) { [self] event in
-            if case .firstFrame = event { state.withLock { _ = $0.navigator.recordPlay(of: index) } }
+            if case .firstFrame = event { state.withLockedValue { _ = $0.navigator.recordPlay(of: index) } }
         }
         let task = Task { [self] in
             let status = await player.run()
@@ -168,7 +168,7 @@ public final class StoryController: Sendable {
         let watch = session.preload.map { driver in
             Task { await driver.watch(player, clock: session.clock) }
         }
-        let current = state.withLock { s -> Bool in
+        let current = state.withLockedValue { s -> Bool in
             guard s.generation == generation else { return false }
             s.player = player
             s.playerTask = task
@@ -187,7 +187,7 @@ public final class StoryController: Sendable {
         if status.state == .failed {
             try? await session.clock.sleep(until: session.clock.now + failureDwell)
         }
-        let next = state.withLock { s -> Int?? in
+        let next = state.withLockedValue { s -> Int?? in
             guard s.generation == generation, !s.stopped else { return .none }
             return .some(s.navigator.next())
         }

@@ -2,7 +2,7 @@ import Foundation
 import MediaCache
 import MediaOrigin
 import StoryPlayer
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Plays a playlist headless over a shaped link, with and without preloading, in alternating rounds with a fresh
 /// cache each time, and prints next-story startup (p50/p95) and stalls side by side.
@@ -87,15 +87,15 @@ enum PreloadBenchmark {
         let session = StorySession(
             playlist: playlist, loader: loader, resolve: StorySession.resolver(originBase: origin.baseURL),
             clock: RealPlaybackClock(), showAll: true, preload: preload ? PreloadPolicy() : nil)
-        let sample = Mutex(Sample())
-        let first = Mutex(true)
+        let sample = NIOLockedValueBox(Sample())
+        let first = NIOLockedValueBox(true)
         try await session.runHeadless { event in
             switch event {
             case .firstFrame(_, let startupMs, _, _):
-                let isFirst = first.withLock { value in defer { value = false }; return value }
-                sample.withLock { isFirst ? $0.firstStartup.append(startupMs) : $0.nextStartups.append(startupMs) }
+                let isFirst = first.withLockedValue { value in defer { value = false }; return value }
+                sample.withLockedValue { isFirst ? $0.firstStartup.append(startupMs) : $0.nextStartups.append(startupMs) }
             case .storyEnd(_, _, let stalls, let stallMs, _):
-                sample.withLock {
+                sample.withLockedValue {
                     $0.stalls += stalls
                     $0.stallMs += stallMs
                 }
@@ -106,7 +106,7 @@ enum PreloadBenchmark {
         try? store.close()
         let bytes = origin.bodyBytesSent
         await origin.shutdown()
-        return sample.withLock { value in
+        return sample.withLockedValue { value in
             value.originBytes = Int64(bytes)
             return value
         }

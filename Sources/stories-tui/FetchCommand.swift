@@ -49,6 +49,8 @@ struct FetchCommand: AsyncParsableCommand {
     }
 
     private func write(loader: MediaLoader, origin: URL, range: ByteRangeArgument?) async throws {
+        // A one-shot download wants the current version from its first byte: check a cached copy first.
+        await loader.validate(url: origin)
         var request = LoadingRequest(url: origin)
         if let range {
             switch range {

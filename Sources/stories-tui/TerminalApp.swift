@@ -1,6 +1,7 @@
 import Foundation
 import StoriesUI
 import StoryPlayer
+import NIOConcurrencyHelpers
 import Synchronization
 import Terminal
 
@@ -15,17 +16,17 @@ final class StopFlag: Sendable {
 
 /// Lets a closure cancel a task that is created after it.
 final class TaskHandle: Sendable {
-    private let task = Mutex<Task<Void, any Error>?>(nil)
+    private let task = NIOLockedValueBox<Task<Void, any Error>?>(nil)
     private let cancelled = Atomic<Bool>(false)
     /// Remembers `task`, cancelling it at once when `cancel` came first.
     func set(_ task: Task<Void, any Error>) {
-        self.task.withLock { $0 = task }
+        self.task.withLockedValue { $0 = task }
         if cancelled.load(ordering: .relaxed) { task.cancel() }
     }
     /// Cancels the task (now, or as soon as it is set).
     func cancel() {
         cancelled.store(true, ordering: .relaxed)
-        task.withLock { $0 }?.cancel()
+        task.withLockedValue { $0 }?.cancel()
     }
 }
 

@@ -221,7 +221,7 @@ import Glibc
         let bytes = content(600_000)
         h.origin.set(OriginResource(bytes: bytes), at: "/f.mp4")
         #expect(try await h.read("f.mp4", 0, 100_000) == Array(bytes[0..<100_000]))
-        h.store.state.withLock { $0.faults.writeErrno = ENOSPC }
+        h.store.state.withLockedValue { $0.faults.writeErrno = ENOSPC }
         // The rest cannot be written: it comes straight from the origin, the cached start from disk.
         #expect(try await h.read("f.mp4") == bytes)
         let cached = h.store.availableRanges(for: CacheKey(url: h.url("f.mp4")))
@@ -236,11 +236,11 @@ import Glibc
         let store = try CacheStore(directory: dir.url, configuration: testConfiguration())
         let generation = try store.generation(for: "s", length: 100_000)
         try store.writePattern("s", generation: generation, 0..<10_000)
-        store.state.withLock { $0.faults.syncErrno = EIO }
+        store.state.withLockedValue { $0.faults.syncErrno = EIO }
         #expect(throws: CacheError.self) { try store.commit(key: testKey("s")) }
         // The bytes whose sync failed are treated as missing…
         #expect(store.availableRanges(for: testKey("s")).isEmpty)
-        store.state.withLock { $0.faults.syncErrno = nil }
+        store.state.withLockedValue { $0.faults.syncErrno = nil }
         try store.writePattern("s", generation: generation, 20_000..<30_000)
         try store.commit(key: testKey("s"))
         // …and a later successful commit records only what it synced.

@@ -145,12 +145,12 @@ import Testing
         let clock = ManualClock()
         let store = try CacheStore(directory: dir.url, configuration: testConfiguration(), now: clock.closure)
         try fill(store, clock, (0..<300).map { "n\($0)" }, length: 10)
-        let before = store.index.victimQueries.withLock { $0 }
+        let before = store.index.victimQueries.withLockedValue { $0 }
         for name in (300..<400).map({ "n\($0)" }) {
             let generation = try store.generation(for: name, length: 10)
             try store.writePattern(name, generation: generation, 0..<10)
         }
-        #expect(store.index.victimQueries.withLock { $0 } == before)
+        #expect(store.index.victimQueries.withLockedValue { $0 } == before)
         #expect(store.allResources().count == 400)
     }
 }

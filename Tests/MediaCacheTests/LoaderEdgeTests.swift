@@ -17,6 +17,7 @@ import Testing
         // Cached bytes still play, and the loader knows it is offline.
         #expect(try await h.loader.data(LoadingRequest(url: url, requestedOffset: 0, requestedLength: 100_000))
             == Array(bytes[0..<100_000]))
+        await h.loader.validate(url: url)
         #expect(h.loader.isOffline(CacheKey(url: url)))
         // Uncached bytes fail with a typed error once the connect timeout runs out.
         await #expect {

@@ -40,7 +40,8 @@ import Testing
         await h.origin.resetCounters()
         #expect(try await h.read("a.mp4") == bytes)
         #expect(h.origin.bodyBytesSent == 0)
-        // One HEAD validated the copy; no GET was needed.
+        // One HEAD validated the copy (beside the reader); no GET was needed.
+        await h.loader.validate(url: h.url("a.mp4"))
         #expect(h.origin.requests.map(\.method) == ["HEAD"])
         #expect(h.loader.metrics.hits == 1)
         await h.close()
@@ -165,10 +166,14 @@ import Testing
         await h.origin.resetCounters()
         #expect(try await h.read("v.mp4") == v2)
         #expect(h.origin.bodyBytesSent == 0)
-        // Replaced again between sessions: the HEAD check discards the cached copy before any byte is served.
+        // Replaced again between sessions: the cached copy is served at once while the HEAD check runs beside it,
+        // so the first reader gets v2 whole, v3 whole, or an error if the check replaced v2 under it; never a mix.
         let v3 = content(300_000, seed: 3)
         h.origin.set(OriginResource(bytes: v3), at: "/v.mp4")
         try await h.restart()
+        let first = try? await h.read("v.mp4")
+        #expect(first == nil || first == v2 || first == v3)
+        await h.loader.validate(url: h.url("v.mp4"))
         #expect(try await h.read("v.mp4") == v3)
         await h.close()
     }

@@ -1,16 +1,16 @@
 import Foundation
 import MediaCache
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// A manually advanced wall clock for tests.
 final class ManualClock: Sendable {
-    private let current: Mutex<Date>
+    private let current: NIOLockedValueBox<Date>
 
-    init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) { current = Mutex(start) }
+    init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) { current = NIOLockedValueBox(start) }
 
-    var now: Date { current.withLock { $0 } }
+    var now: Date { current.withLockedValue { $0 } }
 
-    func advance(by seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
+    func advance(by seconds: TimeInterval) { current.withLockedValue { $0 = $0.addingTimeInterval(seconds) } }
 
     /// A closure suitable for `CacheStore(now:)`.
     var closure: @Sendable () -> Date { { self.now } }
@@ -18,10 +18,10 @@ final class ManualClock: Sendable {
 
 /// A settable free-space reading.
 final class FreeSpace: Sendable {
-    private let value: Mutex<Int64>
-    init(_ bytes: Int64) { value = Mutex(bytes) }
-    func set(_ bytes: Int64) { value.withLock { $0 = bytes } }
-    var closure: @Sendable () -> Int64? { { self.value.withLock { $0 } } }
+    private let value: NIOLockedValueBox<Int64>
+    init(_ bytes: Int64) { value = NIOLockedValueBox(bytes) }
+    func set(_ bytes: Int64) { value.withLockedValue { $0 = bytes } }
+    var closure: @Sendable () -> Int64? { { self.value.withLockedValue { $0 } } }
 }
 
 /// A fresh empty directory under the system temp directory, removed by `cleanup`.

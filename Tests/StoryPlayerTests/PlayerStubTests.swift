@@ -118,4 +118,41 @@ import Testing
         #expect(status.position == 5)
         await sim.close()
     }
+
+    @Test func aCachedStoryWithTheOriginDownPlaysAtOnceAndShowsOffline() async throws {
+        let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 200_000, latency: 0.2))
+        sim.origin.set(OriginResource(bytes: Self.video), at: "/v.mp4")
+        _ = try await play(sim, "v.mp4")
+        try await sim.restart()
+        await sim.origin.shutdown()
+        let events = EventRecorder()
+        let status = try await play(sim, "v.mp4", events: events)
+        #expect(status.state == .finished)
+        #expect(status.stalls == 0)
+        #expect(status.cache == .offline)
+        await sim.close()
+    }
+
+    @Test func aNewVersionFoundWhileTheCachedOnePlaysRestartsTheStoryOnIt() async throws {
+        let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 200_000, latency: 0.2))
+        sim.origin.set(OriginResource(bytes: Self.video), at: "/v.mp4")
+        _ = try await play(sim, "v.mp4")
+        try await sim.restart()
+        // The origin now holds a 4 s video, and answers the check only once the cached one shows its first frame.
+        sim.origin.set(OriginResource(bytes: MP4Fixture.file(duration: 4, payload: 320_000)), at: "/v.mp4")
+        var faults = OriginFaults()
+        faults.holdHead = true
+        sim.origin.setFaults(faults)
+        let origin = sim.origin
+        let player = PlayerStub(
+            loader: sim.loader, url: sim.origin.url("v.mp4"), storyID: "v", clock: sim.clock,
+            onEvent: { event in
+                if case .firstFrame = event { origin.resumePaused() }
+            })
+        let status = try await sim.run { await player.run() }
+        #expect(status.state == .finished)
+        #expect(status.duration == 4, "the story did not start over on the new version")
+        #expect(sim.store.info(for: CacheKey(url: sim.origin.url("v.mp4")))?.isComplete == true)
+        await sim.close()
+    }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import MediaCache
 import MediaOrigin
-import Synchronization
+import NIOConcurrencyHelpers
 import Testing
 
 @testable import StoryPlayer
@@ -52,7 +52,7 @@ struct Sample: Sendable {
 }
 
 final class SampleLog: Sendable {
-    let items = Mutex<[Sample]>([])
+    let items = NIOLockedValueBox<[Sample]>([])
 }
 
 @Suite struct PreloaderTests {
@@ -83,16 +83,16 @@ final class SampleLog: Sendable {
         #expect(bodyBytes(sim, "v.mp4") < file.count * 4 / 5, "no more than the plan (in whole blocks)")
 
         let requestsBefore = sim.origin.requests.count
-        let firstFrameRequests = Mutex<Int?>(nil)
+        let firstFrameRequests = NIOLockedValueBox<Int?>(nil)
         let player = PlayerStub(
             loader: sim.loader, url: sim.origin.url("v.mp4"), storyID: "v", clock: sim.clock,
             onEvent: { event in
                 if case .firstFrame = event {
-                    firstFrameRequests.withLock { $0 = sim.origin.requests.count - requestsBefore }
+                    firstFrameRequests.withLockedValue { $0 = sim.origin.requests.count - requestsBefore }
                 }
             })
         let status = try await sim.run { await player.run() }
-        #expect(firstFrameRequests.withLock { $0 } == 0, "header, validation and first seconds all came from disk")
+        #expect(firstFrameRequests.withLockedValue { $0 } == 0, "header, validation and first seconds all came from disk")
         #expect(status.startupMs == 0)
         #expect(status.cache == .partial)
         #expect(status.stalls == 0)
@@ -191,7 +191,7 @@ final class SampleLog: Sendable {
             let sampler = Task {
                 while !Task.isCancelled {
                     let sample = Sample(status: player.status, preloadBytes: preloadBytes())
-                    samples.items.withLock { $0.append(sample) }
+                    samples.items.withLockedValue { $0.append(sample) }
                     try await sim.clock.sleep(until: sim.clock.now + 0.05)
                 }
             }
@@ -202,7 +202,7 @@ final class SampleLog: Sendable {
             return status
         }
         #expect(status.stalls > 0, "the playing story ran low")
-        let all = samples.items.withLock { $0 }
+        let all = samples.items.withLockedValue { $0 }
         let policy = PreloadPolicy()
         let opened = try #require(all.firstIndex { sample in
             let s = sample.status

@@ -1,7 +1,7 @@
 import Foundation
 import MediaCache
 import MediaOrigin
-import Synchronization
+import NIOConcurrencyHelpers
 
 @testable import StoryPlayer
 
@@ -51,19 +51,19 @@ final class Simulation: @unchecked Sendable {
 
     /// Runs `work`, advancing virtual time whenever the system is quiet, until it returns.
     func run<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
-        let done = Mutex(false)
+        let done = NIOLockedValueBox(false)
         let task = Task {
-            defer { done.withLock { $0 = true } }
+            defer { done.withLockedValue { $0 = true } }
             return try await work()
         }
         let realDeadline = ContinuousClock.now + .seconds(120)
-        while !done.withLock({ $0 }) {
+        while !done.withLockedValue({ $0 }) {
             guard ContinuousClock.now < realDeadline else {
                 task.cancel()
                 break
             }
             await settle()
-            if done.withLock({ $0 }) { break }
+            if done.withLockedValue({ $0 }) { break }
             if let next = clock.nextDeadline {
                 clock.advance(to: next)
             }
@@ -103,7 +103,7 @@ final class Simulation: @unchecked Sendable {
 
 /// Collects events from any task.
 final class EventRecorder: Sendable {
-    private let events = Mutex<[PlayerEvent]>([])
-    var all: [PlayerEvent] { events.withLock { $0 } }
-    var handler: @Sendable (PlayerEvent) -> Void { { event in self.events.withLock { $0.append(event) } } }
+    private let events = NIOLockedValueBox<[PlayerEvent]>([])
+    var all: [PlayerEvent] { events.withLockedValue { $0 } }
+    var handler: @Sendable (PlayerEvent) -> Void { { event in self.events.withLockedValue { $0.append(event) } } }
 }

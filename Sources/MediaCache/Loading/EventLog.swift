@@ -1,9 +1,9 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// An optional JSON-lines log of what the cache does (fetches, validations, requests), one object per line.
 public final class EventLog: Sendable {
-    private let handle: Mutex<FileHandle>
+    private let handle: NIOLockedValueBox<FileHandle>
     private let now: @Sendable () -> Date
 
     /// Appends to the file at `path` (created if needed).
@@ -17,7 +17,7 @@ public final class EventLog: Sendable {
             throw CacheError.io("cannot open event log \(path) for writing")
         }
         file.seekToEndOfFile()
-        handle = Mutex(file)
+        handle = NIOLockedValueBox(file)
         self.now = now
     }
 
@@ -31,7 +31,7 @@ public final class EventLog: Sendable {
         guard JSONSerialization.isValidJSONObject(object),
             let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
         else { return }
-        handle.withLock { file in
+        handle.withLockedValue { file in
             file.write(data)
             file.write(Data("\n".utf8))
         }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// One in-flight origin fetch of a byte range, shared by every reader (and preload) that needs its bytes.
 struct FetchRecord: Sendable {
@@ -57,7 +57,7 @@ enum FetchPlan: Sendable, Equatable {
 
 /// Shared bookkeeping of fetches, interest and waiters; all decisions are made under one lock.
 final class FetchCoordinator: Sendable {
-    private let state = Mutex<(keys: [CacheKey: KeyCoordination], nextID: Int)>(([:], 1))
+    private let state = NIOLockedValueBox<(keys: [CacheKey: KeyCoordination], nextID: Int)>(([:], 1))
     let blockSize: Int64
     let joinWindow: Int64
 
@@ -68,7 +68,7 @@ final class FetchCoordinator: Sendable {
 
     /// Runs `body` on the key's coordination state.
     func with<T>(_ key: CacheKey, _ body: (inout KeyCoordination) throws -> T) rethrows -> T {
-        try state.withLock { s in try body(&s.keys[key, default: KeyCoordination()]) }
+        try state.withLockedValue { s in try body(&s.keys[key, default: KeyCoordination()]) }
     }
 
     /// The current event counter for `key` (readers wait for it to move).
@@ -80,7 +80,7 @@ final class FetchCoordinator: Sendable {
     func plan(
         key: CacheKey, offset: Int64, end: Int64?, length: Int64?, available: ByteRangeSet, holding: Int?
     ) -> FetchPlan {
-        state.withLock { s in
+        state.withLockedValue { s in
             var coordination = s.keys[key, default: KeyCoordination()]
             defer { s.keys[key] = coordination }
             // A fetch already past `offset` has written those bytes since the caller looked: waiting on it returns
@@ -181,7 +181,7 @@ final class FetchCoordinator: Sendable {
 
     /// Tasks of fetches nobody waits for any more (finishing their last block).
     func unattendedTasks() -> [Task<Void, Never>] {
-        state.withLock { s in
+        state.withLockedValue { s in
             s.keys.values.flatMap { $0.fetches.values.filter { $0.interest <= 0 }.compactMap(\.task) }
         }
     }
@@ -226,7 +226,7 @@ final class FetchCoordinator: Sendable {
     /// Drops the state of idle resources once there are more than `maxIdleKeys`, so a long-running process
     /// (the proxy) does not keep every resource it ever served in memory.
     func pruneIdleKeys(keeping key: CacheKey) {
-        state.withLock { s in
+        state.withLockedValue { s in
             guard s.keys.count > Self.maxIdleKeys else { return }
             for (candidate, c) in s.keys where candidate != key && c.fetches.isEmpty && c.waiters.isEmpty {
                 if case .running = c.validation { continue }
@@ -254,7 +254,7 @@ final class FetchCoordinator: Sendable {
 
     /// Suspends until the event counter of `key` moves past `seen` or the task is cancelled.
     func wait(key: CacheKey, after seen: UInt64) async {
-        let id = state.withLock { s -> Int in
+        let id = state.withLockedValue { s -> Int in
             s.nextID += 1
             return s.nextID
         }
@@ -276,13 +276,13 @@ final class FetchCoordinator: Sendable {
     /// Cancels every fetch (used at shutdown) and returns their tasks, to be awaited.
     @discardableResult
     func cancelAll() -> [Task<Void, Never>] {
-        let tasks = state.withLock { s in s.keys.values.flatMap { $0.fetches.values.compactMap(\.task) } }
+        let tasks = state.withLockedValue { s in s.keys.values.flatMap { $0.fetches.values.compactMap(\.task) } }
         for task in tasks { task.cancel() }
         return tasks
     }
 
     /// How many resources have coordination state (bounded: idle ones are dropped past `maxIdleKeys`).
-    var keyCount: Int { state.withLock { $0.keys.count } }
+    var keyCount: Int { state.withLockedValue { $0.keys.count } }
 
     /// Past this many resources, state of idle ones (no fetch, no waiter, no validation running) is dropped; a
     /// dropped resource is validated again on its next use.

@@ -70,7 +70,10 @@ public struct LoadingStream: AsyncSequence, Sendable {
             if !started {
                 started = true
                 loader.store.pin(key)
-                await loader.validate(key: key, url: request.url)
+                // Cached bytes go out at once; the check against the origin runs beside them. A new version found
+                // by it replaces the cached copy, and this reader fails with `resourceChanged` if it had already
+                // delivered bytes of the old one (it never mixes the two).
+                loader.startValidation(key: key, url: request.url)
                 initiallyCached = loader.store.availableRanges(for: key)
                 generation = loader.store.info(for: key)?.generation
                 version = loader.store.info(for: key)?.metadata
@@ -108,7 +111,14 @@ public struct LoadingStream: AsyncSequence, Sendable {
                     var count = Swift.min(run, Int64(loader.configuration.readChunk))
                     if let end { count = Swift.min(count, end - currentOffset) }
                     let range = currentOffset..<(currentOffset + count)
-                    let bytes = try loader.store.read(key: key, range: range, generation: generation)
+                    let bytes: [UInt8]
+                    do {
+                        bytes = try loader.store.read(key: key, range: range, generation: generation)
+                    } catch CacheError.corruptData(_, let bad) {
+                        // Dropped from the cache for failing their checksum: fetch them like any missing bytes.
+                        initiallyCached.remove(bad)
+                        continue
+                    }
                     return deliver(bytes, at: range)
                 }
                 if let why = loader.store.givenUpReason(for: key) {

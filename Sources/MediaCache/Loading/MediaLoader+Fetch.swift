@@ -39,14 +39,36 @@ extension MediaLoader {
         return metadata.lastModified
     }
 
+    /// Bytes of cached data re-requested before a resume when the origin gives no strong validator: they must
+    /// match, or the cached copy belongs to another version and is discarded.
+    static let continuityOverlap: Int64 = 4096
+
+    /// True when nothing but the bytes themselves can tell versions of `metadata` apart with certainty: no strong
+    /// ETag (a weak one may stay across byte changes, and Last-Modified has a one-second resolution).
+    static func needsContinuityProof(_ metadata: ResourceMetadata) -> Bool {
+        guard let etag = metadata.etag else { return true }
+        return etag.hasPrefix("W/")
+    }
+
     private func performFetch(key: CacheKey, url: URL, fetchID: Int, start: Int64) async throws {
         guard case .some(let initialTarget) = coordinator.target(key: key, fetchID: fetchID) else { return }
-        let cached = store.info(for: key)
-        let validator = cached.flatMap { $0.ranges.isEmpty ? nil : Self.ifRangeValidator($0.metadata) }
-        let rangeHeader = "bytes=\(start)-" + (initialTarget.map { String($0 - 1) } ?? "")
+        let cached = store.info(for: key).flatMap { $0.ranges.isEmpty ? nil : $0 }
+        let validator = cached.flatMap { Self.ifRangeValidator($0.metadata) }
+        // Without a strong validator, a resume re-reads the cached bytes just before it and compares them; when
+        // none sit right before it, a small separate request checks the nearest cached run first.
+        var overlap: ByteRange?
+        if let cached, Self.needsContinuityProof(cached.metadata) {
+            if start > 0, let previous = cached.ranges.present(in: 0..<start).last, previous.upperBound == start {
+                overlap = Swift.max(previous.lowerBound, start - Self.continuityOverlap)..<start
+            } else {
+                try await proveContinuity(key: key, url: url, cached: cached)
+            }
+        }
+        let requestStart = overlap?.lowerBound ?? start
+        let rangeHeader = "bytes=\(requestStart)-" + (initialTarget.map { String($0 - 1) } ?? "")
         eventLog?.emit(
             "fetch_start", ["url": url.absoluteString, "range": rangeHeader, "ifRange": validator as Any])
-        transfer.withLock { $0.requests += 1 }
+        transfer.withLockedValue { $0.requests += 1 }
         let response = try await fetcher.send(url: url, method: .GET, range: rangeHeader, ifRange: validator)
         var metadata = ResourceMetadata(
             url: url.absoluteString, contentLength: nil, contentType: response.contentType, etag: response.etag,
@@ -55,11 +77,11 @@ extension MediaLoader {
         switch response.status {
         case 206:
             guard let contentRange = response.contentRangeHeader.flatMap(ContentRange.init),
-                let range = contentRange.range, range.lowerBound == start,
+                let range = contentRange.range, range.lowerBound == requestStart,
                 initialTarget.map({ range.upperBound < $0 }) ?? true
             else { throw OriginError.badContentRange(url: url.absoluteString, header: response.contentRangeHeader) }
             metadata.contentLength = contentRange.completeLength
-            writeOffset = start
+            writeOffset = requestStart
         case 200:
             // The whole body from byte 0: the origin ignored Range, or If-Range found a new version.
             metadata.contentLength = response.declaredLength
@@ -76,7 +98,7 @@ extension MediaLoader {
             throw OriginError.httpStatus(url: url.absoluteString, status: response.status, reason: response.reason)
         }
         coordinator.with(key) { $0.metadata = metadata }
-        let generation: Int64
+        var generation: Int64
         let admission: Admission
         do {
             admission = try store.prepare(key: key, metadata: metadata)
@@ -93,15 +115,32 @@ extension MediaLoader {
             }
         }
         coordinator.signal(key) { $0.offline = false }
+        // Cached bytes of the same generation that this body covers and that must be proved equal to it: the
+        // overlap of a resume, or (a whole body for an origin without strong validators) everything cached.
+        var unproven = ByteRangeSet()
+        if let cached, cached.generation == generation, Self.needsContinuityProof(metadata) {
+            if let overlap { unproven.insert(overlap) } else if response.status == 200 { unproven = cached.ranges }
+        }
 
         var body = OriginBodyStream(response, url: url, configuration: fetcher.configuration)
         while let buffer = try await body.next() {
-            transfer.withLock { $0.bytes += Int64(buffer.readableBytes) }
+            transfer.withLockedValue { $0.bytes += Int64(buffer.readableBytes) }
             try Task.checkCancellation()
             guard case .some(let target) = coordinator.target(key: key, fetchID: fetchID) else { return }
             let count = Int64(buffer.readableBytes)
             var usable = count
             if let length = metadata.contentLength { usable = Swift.min(count, Swift.max(0, length - writeOffset)) }
+            if !unproven.isEmpty {
+                let chunk = writeOffset..<(writeOffset + usable)
+                let matches = try buffer.withUnsafeReadableBytes { bytes in
+                    try cachedBytesMatch(key: key, generation: generation, in: unproven, chunk: chunk, bytes: bytes)
+                }
+                unproven.remove(chunk)
+                if !matches {
+                    generation = try replaceAfterMismatch(key: key, url: url, metadata: metadata, at: chunk)
+                    unproven = ByteRangeSet()
+                }
+            }
             let stored: Bool
             do {
                 stored = try buffer.withUnsafeReadableBytes { bytes in
@@ -125,7 +164,9 @@ extension MediaLoader {
                 return streamThrough(key: key, url: url, because: why)
             }
             writeOffset += usable
-            coordinator.progressed(key: key, fetchID: fetchID, to: writeOffset)
+            if writeOffset > start || response.status == 200 {
+                coordinator.progressed(key: key, fetchID: fetchID, to: writeOffset)
+            }
             if let target, writeOffset >= target { return }
         }
         if metadata.contentLength == nil, response.status == 200 {
@@ -144,15 +185,95 @@ extension MediaLoader {
         }
     }
 
-    /// Checks the cached copy of `key` against the origin once per session (HEAD), replacing it if it changed.
-    /// Concurrent callers share one check; an unreachable origin leaves the cached copy in service.
-    func validate(key: CacheKey, url: URL) async {
-        guard configuration.revalidate else { return }
+    /// True when every cached byte of `unproven` inside `chunk` equals the origin's `bytes` for that chunk.
+    private func cachedBytesMatch(
+        key: CacheKey, generation: Int64, in unproven: ByteRangeSet, chunk: ByteRange, bytes: UnsafeRawBufferPointer
+    ) throws -> Bool {
+        for range in unproven.present(in: chunk) {
+            guard let cachedBytes = try? store.read(key: key, range: range, generation: generation) else {
+                continue  // gone meanwhile (evicted or replaced): nothing left to compare with
+            }
+            let from = Int(range.lowerBound - chunk.lowerBound)
+            if !cachedBytes.elementsEqual(bytes[from..<(from + cachedBytes.count)]) { return false }
+        }
+        return true
+    }
+
+    /// The cached copy of a resource without strong validators differs from what the origin sends now: discard
+    /// it and start a new generation (readers of the old one fail with `resourceChanged`).
+    private func replaceAfterMismatch(
+        key: CacheKey, url: URL, metadata: ResourceMetadata, at chunk: ByteRange
+    ) throws -> Int64 {
+        logger.warning(
+            "\(OriginURL.redactingCredentials(in: url.absoluteString)): cached bytes differ from the origin's near byte \(chunk.lowerBound) (no validator told of the change); discarding the cached copy")
+        eventLog?.emit("replaced", ["url": url.absoluteString, "reason": "content differs"])
+        guard case .cacheable(let generation, _) = try store.prepare(key: key, metadata: metadata, replacing: true)
+        else { throw OriginError.resourceChanged(url: url.absoluteString) }
+        return generation
+    }
+
+    /// For a fetch that starts away from cached bytes of a resource without strong validators: re-reads up to
+    /// `continuityOverlap` bytes of the nearest cached run and discards the cached copy when they differ.
+    private func proveContinuity(key: CacheKey, url: URL, cached: ResourceInfo) async throws {
+        guard let run = cached.ranges.ranges.last else { return }
+        let probe = Swift.max(run.lowerBound, run.upperBound - Self.continuityOverlap)..<run.upperBound
+        transfer.withLockedValue { $0.requests += 1 }
+        let response = try await fetcher.send(
+            url: url, method: .GET, range: "bytes=\(probe.lowerBound)-\(probe.upperBound - 1)")
+        var metadata = ResourceMetadata(
+            url: url.absoluteString, contentLength: nil, contentType: response.contentType, etag: response.etag,
+            lastModified: response.lastModified)
+        // Anything but a 206 (an origin ignoring Range, 416, errors) the main request meets too and handles there:
+        // a whole body is compared with every cached byte as it is written.
+        guard response.status == 206 else { return }
+        guard let contentRange = response.contentRangeHeader.flatMap(ContentRange.init),
+            contentRange.range?.lowerBound == probe.lowerBound
+        else { throw OriginError.badContentRange(url: url.absoluteString, header: response.contentRangeHeader) }
+        metadata.contentLength = contentRange.completeLength
+        var offset = probe.lowerBound
+        if metadata.isDifferentVersion(from: cached.metadata) { return }  // the main request replaces it anyway
+        var body = OriginBodyStream(response, url: url, configuration: fetcher.configuration)
+        var unproven = ByteRangeSet([probe])
+        while !unproven.isEmpty, let buffer = try await body.next() {
+            transfer.withLockedValue { $0.bytes += Int64(buffer.readableBytes) }
+            let chunk = offset..<(offset + Int64(buffer.readableBytes))
+            let matches = try buffer.withUnsafeReadableBytes { bytes in
+                try cachedBytesMatch(key: key, generation: cached.generation, in: unproven, chunk: chunk, bytes: bytes)
+            }
+            guard matches else {
+                _ = try replaceAfterMismatch(key: key, url: url, metadata: metadata, at: chunk)
+                return
+            }
+            unproven.remove(chunk)
+            offset = chunk.upperBound
+        }
+    }
+
+    /// Checks the cached copy of `key` against the origin once per session (HEAD), replacing it if it changed,
+    /// and waits for the answer. Concurrent callers share one check; an unreachable origin leaves the cached copy
+    /// in service. Readers do not wait for this: they serve cached bytes at once while the check runs beside them
+    /// (see `startValidation`); callers that want the current version before the first byte (a one-shot
+    /// download) await it.
+    /// `waitingAtMost` bounds the wait (the check goes on beside whatever the caller does next); nil waits for the
+    /// answer however long the origin takes.
+    public func validate(url: URL, key: CacheKey? = nil, waitingAtMost limit: Duration? = nil) async {
+        let key = key ?? CacheKey(url: url)
+        if let task = startValidation(key: key, url: url) {
+            if let limit { await Self.waitFor([task], atMost: limit) } else { await task.value }
+        }
+        coordinator.pruneIdleKeys(keeping: key)
+    }
+
+    /// Starts the once-per-session check of `key`'s cached copy unless it ran or is running; returns the running
+    /// check (nil when there is nothing to check or it is done).
+    @discardableResult
+    func startValidation(key: CacheKey, url: URL) -> Task<Void, Never>? {
+        guard configuration.revalidate else { return nil }
         let info = store.info(for: key)
         // The check is created inside the same critical section that records it, so two readers arriving
         // together can never start two, and no cancelled loser can mark the check done (or the origin offline)
         // while the real one is still in flight.
-        let task = coordinator.with(key) { c -> Task<Void, Never>? in
+        return coordinator.with(key) { c -> Task<Void, Never>? in
             switch c.validation {
             case .done: return nil
             case .running(let task): return task
@@ -169,13 +290,11 @@ extension MediaLoader {
                 return task
             }
         }
-        if let task { await task.value }
-        coordinator.pruneIdleKeys(keeping: key)
     }
 
     private func runValidation(key: CacheKey, url: URL, cached: ResourceMetadata) async {
         do {
-            transfer.withLock { $0.requests += 1 }
+            transfer.withLockedValue { $0.requests += 1 }
             let response = try await fetcher.send(url: url, method: .HEAD)
             var outcome = "unchanged"
             switch response.status {

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import NIOHTTP1
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Loader tuning; the defaults suit short videos.
 public struct LoaderConfiguration: Sendable, Equatable {
@@ -125,8 +125,8 @@ public final class MediaLoader: Sendable {
     let fetcher: OriginFetcher
     let eventLog: EventLog?
     let logger: Logger
-    let metricsState = Mutex(LoaderMetrics())
-    let transfer = Mutex(TransferCounters())
+    let metricsState = NIOLockedValueBox(LoaderMetrics())
+    let transfer = NIOLockedValueBox(TransferCounters())
 
     /// Creates a loader over `store`; `eventLog` receives one JSON line per fetch, validation and request.
     public init(
@@ -154,7 +154,7 @@ public final class MediaLoader: Sendable {
     }
 
     /// Waits until every task has ended or `limit` has passed, whichever comes first.
-    private static func waitFor(_ tasks: [Task<Void, Never>], atMost limit: Duration) async {
+    static func waitFor(_ tasks: [Task<Void, Never>], atMost limit: Duration) async {
         guard !tasks.isEmpty else { return }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -180,10 +180,12 @@ public final class MediaLoader: Sendable {
         return result
     }
 
-    /// Length, type and validators, from the cache when known, else from the first block's fetch.
+    /// Length, type and validators, from the cache when known (at once: the check against the origin runs beside
+    /// it, and readers of this version fail with `resourceChanged` if it finds a new one), else from the first
+    /// block's fetch.
     public func contentInformation(for url: URL, key: CacheKey? = nil) async throws -> ContentInformation {
         let key = key ?? CacheKey(url: url)
-        await validate(key: key, url: url)
+        startValidation(key: key, url: url)
         if let info = store.info(for: key), info.metadata.contentLength != nil {
             return ContentInformation(info.metadata)
         }
@@ -201,10 +203,10 @@ public final class MediaLoader: Sendable {
 
     /// Origin requests sent and body bytes received so far (a test driver compares them with the origin's own
     /// counts to know that nothing is in flight).
-    public var transferCounters: TransferCounters { transfer.withLock { $0 } }
+    public var transferCounters: TransferCounters { transfer.withLockedValue { $0 } }
 
     /// Request outcomes and bytes delivered in this session.
-    public var metrics: LoaderMetrics { metricsState.withLock { $0 } }
+    public var metrics: LoaderMetrics { metricsState.withLockedValue { $0 } }
 
     /// Why `key` streams through uncached in this session (too large for the budget, or the budget is full of
     /// data in use), or nil when it is cached as it loads.
@@ -216,7 +218,7 @@ public final class MediaLoader: Sendable {
     public func isOffline(_ key: CacheKey) -> Bool { coordinator.with(key) { $0.offline } }
 
     func record(_ report: RequestReport) {
-        metricsState.withLock { m in
+        metricsState.withLockedValue { m in
             switch report.outcome {
             case .hit: m.hits += 1
             case .partial: m.partials += 1

@@ -61,7 +61,7 @@ extension Preloader {
 
     /// True once the player took this resource over.
     private func shouldStopAfterSlice(_ key: CacheKey) -> Bool {
-        state.withLock { $0.job?.target.key == key && $0.job?.adopted == true }
+        state.withLockedValue { $0.job?.target.key == key && $0.job?.adopted == true }
     }
 
     /// Reads `slice` through the loader (bytes are discarded; the fetch writes them down), as a task `pause()` can
@@ -80,12 +80,12 @@ extension Preloader {
             for try await _ in stream { onChunk() }
         }
         if gated {
-            state.withLock { s in
+            state.withLockedValue { s in
                 if s.job?.target.key == target.key { s.job?.slice = task }
             }
         }
         defer {
-            if gated { state.withLock { s in if s.job?.target.key == target.key { s.job?.slice = nil } } }
+            if gated { state.withLockedValue { s in if s.job?.target.key == target.key { s.job?.slice = nil } } }
         }
         try await withTaskCancellationHandler {
             try await task.value
@@ -96,13 +96,13 @@ extension Preloader {
 
     /// Suspends while the gate is closed (or until the task is cancelled).
     func waitForGate(_ key: CacheKey) async throws {
-        let id = state.withLock { s -> Int in
+        let id = state.withLockedValue { s -> Int in
             s.nextID += 1
             return s.nextID
         }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let open = state.withLock { s -> Bool in
+                let open = state.withLockedValue { s -> Bool in
                     if s.gateOpen || Task.isCancelled { return true }
                     s.gateWaiters[id] = continuation
                     return false
@@ -110,7 +110,7 @@ extension Preloader {
                 if open { continuation.resume() }
             }
         } onCancel: {
-            let waiter = state.withLock { $0.gateWaiters.removeValue(forKey: id) }
+            let waiter = state.withLockedValue { $0.gateWaiters.removeValue(forKey: id) }
             waiter?.resume()
         }
         try Task.checkCancellation()

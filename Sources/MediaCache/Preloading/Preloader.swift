@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Fetches the start of upcoming videos ahead of playback, one at a time and nearest first, through the loader
 /// (so a player that asks for a resource being preloaded joins the same fetch). A gate lets playback hold
@@ -28,7 +28,7 @@ public final class Preloader: Sendable {
     let loader: MediaLoader
     /// Tuning.
     public let configuration: PreloadConfiguration
-    let state = Mutex(State())
+    let state = NIOLockedValueBox(State())
 
     /// A preloader fetching through `loader`.
     public init(loader: MediaLoader, configuration: PreloadConfiguration = PreloadConfiguration()) {
@@ -46,7 +46,7 @@ public final class Preloader: Sendable {
     public func reset(_ targets: [PreloadTarget], playing: CacheKey? = nil) {
         var unique: [PreloadTarget] = []
         for target in targets where !unique.contains(where: { $0.key == target.key }) { unique.append(target) }
-        let (cancel, start) = state.withLock { s -> (Task<Void, Never>?, Bool) in
+        let (cancel, start) = state.withLockedValue { s -> (Task<Void, Never>?, Bool) in
             guard !s.stopped else { return (nil, false) }
             let wanted = Set(unique.map(\.key))
             for key in s.progress.keys where !wanted.contains(key) && s.progress[key]?.phase != .preloaded {
@@ -75,7 +75,7 @@ public final class Preloader: Sendable {
 
     /// Holds preloading back (the playing video needs the bandwidth): the slice in flight is cancelled.
     public func pause() {
-        let slice = state.withLock { s -> Task<Void, Error>? in
+        let slice = state.withLockedValue { s -> Task<Void, Error>? in
             s.gateOpen = false
             guard let job = s.job, !job.adopted else { return nil }
             return job.slice
@@ -85,7 +85,7 @@ public final class Preloader: Sendable {
 
     /// Lets preloading continue.
     public func resume() {
-        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+        let waiters = state.withLockedValue { s -> [CheckedContinuation<Void, Never>] in
             s.gateOpen = true
             defer { s.gateWaiters = [:] }
             return Array(s.gateWaiters.values)
@@ -94,18 +94,18 @@ public final class Preloader: Sendable {
     }
 
     /// True while held back by `pause()`.
-    public var isPaused: Bool { state.withLock { !$0.gateOpen } }
+    public var isPaused: Bool { state.withLockedValue { !$0.gateOpen } }
 
     /// Progress of every queued, running, finished or failed preload.
-    public var progress: [CacheKey: PreloadProgress] { state.withLock { $0.progress } }
+    public var progress: [CacheKey: PreloadProgress] { state.withLockedValue { $0.progress } }
 
     /// The resource being preloaded now, if any.
-    public var active: CacheKey? { state.withLock { $0.job?.target.key } }
+    public var active: CacheKey? { state.withLockedValue { $0.job?.target.key } }
 
     /// Returns once nothing is queued or running.
     public func waitUntilIdle() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let idle = state.withLock { s -> Bool in
+            let idle = state.withLockedValue { s -> Bool in
                 if s.job == nil && s.queue.isEmpty { return true }
                 s.idleWaiters.append(continuation)
                 return false
@@ -116,7 +116,7 @@ public final class Preloader: Sendable {
 
     /// Cancels everything and accepts no more work.
     public func stop() async {
-        let task = state.withLock { s -> Task<Void, Never>? in
+        let task = state.withLockedValue { s -> Task<Void, Never>? in
             s.stopped = true
             s.queue = []
             return s.job?.task
@@ -134,21 +134,21 @@ public final class Preloader: Sendable {
     }
 
     private func startNext() {
-        state.withLock { s in
+        state.withLockedValue { s in
             guard s.job == nil, !s.stopped, !s.queue.isEmpty else { return }
             let target = s.queue.removeFirst()
             s.progress[target.key] = PreloadProgress(phase: .preloading)
             let task = Task { [self] in
                 do {
                     _ = try await run(target, gated: true) { [self] progress in
-                        state.withLock { $0.progress[target.key] = progress }
+                        state.withLockedValue { $0.progress[target.key] = progress }
                     }
                 } catch is CancellationError {
-                    state.withLock { s in
+                    state.withLockedValue { s in
                         if s.progress[target.key]?.phase != .preloaded { s.progress[target.key] = nil }
                     }
                 } catch {
-                    state.withLock {
+                    state.withLockedValue {
                         $0.progress[target.key] = PreloadProgress(phase: .failed, error: "\(error)")
                     }
                 }
@@ -159,7 +159,7 @@ public final class Preloader: Sendable {
     }
 
     private func finished(_ key: CacheKey) {
-        let idle = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+        let idle = state.withLockedValue { s -> [CheckedContinuation<Void, Never>] in
             if s.job?.target.key == key { s.job = nil }
             guard s.queue.isEmpty || s.stopped else { return [] }
             defer { s.idleWaiters = [] }

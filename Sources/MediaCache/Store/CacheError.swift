@@ -14,6 +14,8 @@ public enum CacheError: Error, Equatable, Sendable, CustomStringConvertible {
     case outOfBounds(CacheKey, ByteRange, length: Int64)
     /// Another process holds the cache directory.
     case inUse(String)
+    /// Cached bytes failed their checksum: they were dropped from the cache and must be fetched again.
+    case corruptData(CacheKey, ByteRange)
 
     /// True for failures of the disk or the index (full, read-only, I/O error): the caller can go on without
     /// caching, unlike a version change or a bad range.
@@ -34,6 +36,8 @@ public enum CacheError: Error, Equatable, Sendable, CustomStringConvertible {
         case .resourceChanged(let key):
             return "resource \(key) changed at the origin while in use; request it again"
         case .inUse(let message): return message
+        case .corruptData(let key, let range):
+            return "resource \(key): cached bytes \(range.lowerBound)-\(range.upperBound - 1) failed their checksum and were dropped; fetch them again"
         case .outOfBounds(let key, let range, let length):
             return "resource \(key): write \(range.lowerBound)-\(range.upperBound - 1) is past its length \(length)"
         }

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import Logging
-import Synchronization
+import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
 import Glibc
@@ -14,7 +14,7 @@ final class CacheIndex: Sendable {
     let queue: DatabaseQueue
     let path: String
     /// How many eviction-candidate queries ran; lets tests check that writes under budget never scan for victims.
-    let victimQueries = Mutex(0)
+    let victimQueries = NIOLockedValueBox(0)
 
     /// Opens the database at `path` (`readOnly`: without changing anything), checks it and brings its schema up to date.
     init(path: String, readOnly: Bool) throws {
@@ -75,6 +75,13 @@ final class CacheIndex: Sendable {
             try db.create(table: "uncacheable") { t in
                 t.primaryKey("key", .text)
                 t.column("reason", .text).notNull()
+            }
+        }
+        migrator.registerMigration("v3") { db in
+            // CRC-32C of each cached block (BlockChecksums' encoding), written with the ranges they cover.
+            try db.create(table: "blockChecksum") { t in
+                t.primaryKey("key", .text)
+                t.column("sums", .blob).notNull()
             }
         }
         return migrator
@@ -144,7 +151,7 @@ final class CacheIndex: Sendable {
         }
         let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         let sql = "SELECT key FROM resource \(whereClause) ORDER BY lastAccess, key LIMIT \(limit)"
-        victimQueries.withLock { $0 += 1 }
+        victimQueries.withLockedValue { $0 += 1 }
         do {
             return try queue.read { db in
                 try String.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).compactMap {
@@ -203,8 +210,22 @@ final class CacheIndex: Sendable {
 
     // MARK: - Writing
 
-    /// Inserts or replaces a resource row and its ranges in one transaction.
-    func save(_ info: ResourceInfo) throws(CacheError) {
+    /// Every resource's block checksums (empty for an index that has none yet, e.g. opened read-only before its
+    /// schema was brought up to date).
+    func checksums() -> [CacheKey: BlockChecksums] {
+        let rows = (try? queue.read { db in try Row.fetchAll(db, sql: "SELECT key, sums FROM blockChecksum") }) ?? []
+        var result: [CacheKey: BlockChecksums] = [:]
+        for row in rows {
+            guard let hex: String = try? row.decode(forColumn: "key"), let key = CacheKey(hex: hex),
+                let blob: Data = try? row.decode(forColumn: "sums")
+            else { continue }
+            result[key] = BlockChecksums(blob: [UInt8](blob))
+        }
+        return result
+    }
+
+    /// Inserts or replaces a resource row and its ranges in one transaction, with its block checksums when given.
+    func save(_ info: ResourceInfo, checksums: BlockChecksums? = nil) throws(CacheError) {
         do {
             try queue.write { db in
                 try db.execute(
@@ -230,6 +251,11 @@ final class CacheIndex: Sendable {
                     try db.execute(
                         sql: "INSERT INTO range (key, start, \"end\") VALUES (?, ?, ?)",
                         arguments: [info.key.hex, range.lowerBound, range.upperBound])
+                }
+                if let checksums {
+                    try db.execute(
+                        sql: "INSERT OR REPLACE INTO blockChecksum (key, sums) VALUES (?, ?)",
+                        arguments: [info.key.hex, Data(checksums.blob)])
                 }
             }
         } catch {
@@ -258,6 +284,7 @@ final class CacheIndex: Sendable {
             try queue.write { db in
                 for key in keys {
                     try db.execute(sql: "DELETE FROM range WHERE key = ?", arguments: [key.hex])
+                    try db.execute(sql: "DELETE FROM blockChecksum WHERE key = ?", arguments: [key.hex])
                     try db.execute(sql: "DELETE FROM resource WHERE key = ?", arguments: [key.hex])
                 }
             }
@@ -334,6 +361,7 @@ final class CacheIndex: Sendable {
                 try db.execute(sql: "DELETE FROM resource")
                 try db.execute(sql: "DELETE FROM playCount")
                 try db.execute(sql: "DELETE FROM uncacheable")
+                try db.execute(sql: "DELETE FROM blockChecksum")
             }
         } catch { throw .index("cannot clear: \(error)") }
     }

@@ -28,7 +28,7 @@ extension CacheStore {
     /// Removes one resource (its file goes through `trash/`). Returns false when it was not cached.
     @discardableResult
     public func remove(key: CacheKey) throws -> Bool {
-        try state.withLock { s in
+        try state.withLockedValue { s in
             if s.uncacheable.removeValue(forKey: key) != nil { try index.setUncacheable(key, reason: nil) }
             guard s.entries[key] != nil else { return false }
             try discardLocked(&s, key)
@@ -38,7 +38,7 @@ extension CacheStore {
 
     /// Removes every resource and every play count; cumulative traffic totals are kept.
     public func removeAll() throws {
-        try state.withLock { s in
+        try state.withLockedValue { s in
             for key in Array(s.entries.keys) { try discardLocked(&s, key) }
             try index.deleteEverything()
             s.uncacheable.removeAll()
@@ -46,13 +46,13 @@ extension CacheStore {
     }
 
     /// Bytes stored now, partial and complete (cheap: no index query).
-    public var storedBytes: Int64 { state.withLock { $0.partialBytes + $0.completeBytes } }
+    public var storedBytes: Int64 { state.withLockedValue { $0.partialBytes + $0.completeBytes } }
 
     /// Current counts, sizes and cumulative totals.
     public func stats() throws -> CacheStats {
         try flushTraffic()
         let totals = try index.totals()
-        return state.withLock { s in
+        return state.withLockedValue { s in
             CacheStats(
                 entries: s.entries.count, storedBytes: s.partialBytes + s.completeBytes, partialBytes: s.partialBytes,
                 completeBytes: s.completeBytes,
@@ -82,7 +82,7 @@ extension CacheStore {
     /// Counts bytes a reader got from the origin and from disk; kept in memory and added to the persistent totals
     /// at `flushTraffic` (called by `stats`, `commitAll` callers and at close).
     public func recordTraffic(key: CacheKey?, origin: Int64, cacheHit: Int64) {
-        state.withLock { s in
+        state.withLockedValue { s in
             var pending = s.pendingTraffic[key] ?? (0, 0)
             pending.origin += origin
             pending.hit += cacheHit
@@ -98,7 +98,7 @@ extension CacheStore {
     /// Adds pending traffic counters to the index.
     public func flushTraffic() throws {
         guard !isReadOnly else { return }
-        try state.withLock { s in
+        try state.withLockedValue { s in
             var origin: Int64 = 0
             var hit: Int64 = 0
             for (key, pending) in s.pendingTraffic {

@@ -21,12 +21,12 @@ public enum EvictionReason: String, Sendable, Equatable {
 extension CacheStore {
     /// Keys that are never evicted while pinned (the playing and the preloading items). Pins nest.
     public func pin(_ key: CacheKey) {
-        state.withLock { s in s.pins[key, default: 0] += 1 }
+        state.withLockedValue { s in s.pins[key, default: 0] += 1 }
     }
 
     /// Releases one `pin`.
     public func unpin(_ key: CacheKey) {
-        state.withLock { s in
+        state.withLockedValue { s in
             let count = (s.pins[key] ?? 1) - 1
             s.pins[key] = count > 0 ? count : nil
         }
@@ -36,11 +36,11 @@ extension CacheStore {
     /// order. Runs at open, and after commits when a budget is exceeded or a minute has passed.
     @discardableResult
     public func enforceBudgets() throws -> [(CacheKey, EvictionReason)] {
-        try state.withLock { s in try enforceBudgetsLocked(&s, excluding: nil) }
+        try state.withLockedValue { s in try enforceBudgetsLocked(&s, excluding: nil) }
     }
 
     func enforceBudgetsIfDue() throws {
-        try state.withLock { s in
+        try state.withLockedValue { s in
             let overBudget =
                 s.partialBytes > configuration.partialByteLimit || s.completeBytes > configuration.completeByteLimit
             let expiryDue = now().timeIntervalSince(s.lastExpiryCheck) >= 60

@@ -51,6 +51,7 @@ extension CacheStore {
     ) throws -> [CacheKey: StoreEntry] {
         var entries: [CacheKey: StoreEntry] = [:]
         var dropped: [CacheKey] = []
+        let checksums = index.checksums()
         for var info in try index.loadAll() {
             let tempPath = (temp as NSString).appendingPathComponent(info.key.hex)
             let mediaPath = (media as NSString).appendingPathComponent(info.key.hex)
@@ -88,7 +89,7 @@ extension CacheStore {
                 // Nothing can be moved: keep what is where it belongs, leave out what is not.
                 guard complete == (mediaSize != nil) else { continue }
                 info.state = complete ? .complete : .partial
-                entries[info.key] = StoreEntry(info: info)
+                entries[info.key] = StoreEntry(info: info, checksums: checksums[info.key])
                 continue
             }
             if complete, mediaSize == nil {
@@ -104,7 +105,7 @@ extension CacheStore {
                 changed = true
             }
             if changed { try index.save(info) }
-            entries[info.key] = StoreEntry(info: info)
+            entries[info.key] = StoreEntry(info: info, checksums: checksums[info.key])
         }
         guard !readOnly else { return entries }
         try index.delete(dropped)

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import Synchronization
+import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
 import Glibc
@@ -15,11 +15,13 @@ extension CacheStore {
     ///
     /// When `metadata` describes a different version than the one cached (ETag, Last-Modified or length changed),
     /// the old version is discarded whole and a new generation starts, so old and new bytes never mix.
-    public func prepare(key: CacheKey, metadata: ResourceMetadata) throws -> Admission {
+    /// `replacing` forces that even when the validators agree: the caller found the cached bytes differ from the
+    /// origin's (a resource without validators whose content changed).
+    public func prepare(key: CacheKey, metadata: ResourceMetadata, replacing: Bool = false) throws -> Admission {
         if isReadOnly {
             // Nothing new can be stored; a cached copy of another version must not be served either.
-            state.withLock { s in
-                guard let entry = s.entries[key], entry.info.metadata.isDifferentVersion(from: metadata) else { return }
+            state.withLockedValue { s in
+                guard let entry = s.entries[key], replacing || entry.info.metadata.isDifferentVersion(from: metadata) else { return }
                 s.entries.removeValue(forKey: key)
                 s.files.removeValue(forKey: key)
                 s.subtract(entry.written.total, from: entry.info.state)
@@ -32,15 +34,15 @@ extension CacheStore {
         let budget = min(configuration.partialByteLimit, configuration.completeByteLimit)
         if let length = metadata.contentLength, length > budget {
             // The version check comes first: a cached copy of another version goes, whether or not the new one fits.
-            try state.withLock { s in
-                if let entry = s.entries[key], entry.info.metadata.isDifferentVersion(from: metadata) {
+            try state.withLockedValue { s in
+                if let entry = s.entries[key], replacing || entry.info.metadata.isDifferentVersion(from: metadata) {
                     logger.info("resource \(key) changed at the origin; discarding the cached version")
                     try discardLocked(&s, key)
                 }
             }
             return .uncacheable("\(length) bytes is more than the cache budget (\(budget) bytes)")
         }
-        return try state.withLock { s in
+        return try state.withLockedValue { s in
             if let reason = s.uncacheable[key] {
                 // Given up on before; a length that now fits the budget earns it another try.
                 guard let length = metadata.contentLength,
@@ -51,7 +53,7 @@ extension CacheStore {
             }
             let date = now()
             if var entry = s.entries[key] {
-                if entry.info.metadata.isDifferentVersion(from: metadata) {
+                if replacing || entry.info.metadata.isDifferentVersion(from: metadata) {
                     logger.info("resource \(key) changed at the origin; discarding the cached version")
                     try discardLocked(&s, key)
                     let generation = entry.info.generation + 1
@@ -104,7 +106,7 @@ extension CacheStore {
     public func write(key: CacheKey, generation: Int64, offset: Int64, bytes: UnsafeRawBufferPointer) throws -> Bool {
         guard bytes.count > 0 else { return true }
         let range = offset..<(offset + Int64(bytes.count))
-        let (stored, needsCommit) = try state.withLock { s -> (Bool, Bool) in
+        let (stored, needsCommit) = try state.withLockedValue { s -> (Bool, Bool) in
             guard let entry = s.entries[key], entry.info.generation == generation else {
                 throw CacheError.resourceChanged(key)
             }
@@ -136,7 +138,7 @@ extension CacheStore {
     /// ones, until the origin declares a length that fits the budget.
     public func giveUp(key: CacheKey, reason: String) throws {
         guard !isReadOnly else { return }
-        try state.withLock { s in
+        try state.withLockedValue { s in
             try discardLocked(&s, key)
             s.uncacheable[key] = reason
             try index.setUncacheable(key, reason: reason)
@@ -145,11 +147,11 @@ extension CacheStore {
 
     /// Why `key` was given up on (see `giveUp`), or nil.
     public func givenUpReason(for key: CacheKey) -> String? {
-        state.withLock { $0.uncacheable[key] }
+        state.withLockedValue { $0.uncacheable[key] }
     }
 
     /// Why the most recent write that returned false was not stored.
-    public var lastRefusal: String? { state.withLock { $0.refusal } }
+    public var lastRefusal: String? { state.withLockedValue { $0.refusal } }
 
     /// Convenience for writing an array of bytes.
     @discardableResult
@@ -162,7 +164,7 @@ extension CacheStore {
     /// The sync runs outside the store's lock, so readers and writers of other resources never wait for the disk.
     /// Bytes whose sync fails are forgotten (treated as missing, fetched again), never recorded by a later commit.
     public func commit(key: CacheKey) throws {
-        let pending = state.withLock {
+        let pending = state.withLockedValue {
             s -> (file: DataFile?, ranges: ByteRangeSet, generation: Int64, fault: Int32?)? in
             guard let entry = s.entries[key], entry.unrecordedBytes > 0 || entry.info.ranges != entry.written else {
                 return nil
@@ -181,7 +183,7 @@ extension CacheStore {
         } catch {
             failure = .io("\(error)")
         }
-        try state.withLock { s in
+        try state.withLockedValue { s in
             try recordLocked(&s, key, durable: pending.ranges, generation: pending.generation, syncFailed: failure != nil)
         }
         if let failure { throw failure }
@@ -190,7 +192,7 @@ extension CacheStore {
 
     /// Commits every resource with unrecorded bytes and flushes traffic counters.
     public func commitAll() throws {
-        try state.withLock { s in
+        try state.withLockedValue { s in
             for key in Array(s.entries.keys) { try commitLocked(&s, key) }
         }
     }
@@ -222,6 +224,7 @@ extension CacheStore {
         let completing = entry.info.state == .partial && entry.info.metadata.contentLength.map { durable.contains(0..<$0) } == true
         // Nothing new to record: no index write at all (closing a store with many entries stays cheap).
         guard durable != entry.info.ranges || completing else { return }
+        updateChecksumsLocked(&s, &entry, durable: durable)
         entry.info.ranges = durable
         entry.unrecordedBytes = entry.written.total - durable.total
         entry.lastRecorded = now()
@@ -235,6 +238,6 @@ extension CacheStore {
             s.completeBytes += entry.written.total
         }
         s.entries[key] = entry
-        try index.save(entry.info)
+        try index.save(entry.info, checksums: entry.checksums)
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import Synchronization
+import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
 import Glibc
@@ -27,9 +27,9 @@ public final class CacheStore: Sendable {
     let logger: Logger
     let now: @Sendable () -> Date
     let freeSpace: @Sendable () -> Int64?
-    let state: Mutex<StoreState>
+    let state: NIOLockedValueBox<StoreState>
     let trashQueue = DispatchQueue(label: "MediaCache.trash")
-    private let lockDescriptor: Mutex<Int32>
+    private let lockDescriptor: NIOLockedValueBox<Int32>
 
     var tempDirectory: String { directory.appendingPathComponent("temp").path }
     var mediaDirectory: String { directory.appendingPathComponent("media").path }
@@ -77,7 +77,7 @@ public final class CacheStore: Sendable {
             CacheIndex.createPrivately(directory.appendingPathComponent("index.sqlite").path)
         }
         let lockFD = try Self.lockDirectory(directory, readOnly: readOnly)
-        lockDescriptor = Mutex(lockFD)
+        lockDescriptor = NIOLockedValueBox(lockFD)
         do {
             let (index, movedAside, openedReadOnly) = try CacheIndex.open(
                 path: directory.appendingPathComponent("index.sqlite").path, logger: logger, now: now(),
@@ -97,7 +97,7 @@ public final class CacheStore: Sendable {
             isReadOnly = readOnly
             var initial = StoreState(entries: entries)
             initial.uncacheable = (try? index.uncacheable()) ?? [:]
-            state = Mutex(initial)
+            state = NIOLockedValueBox(initial)
         } catch {
             if lockFD >= 0 { Glibc.close(lockFD) }
             throw error
@@ -113,18 +113,18 @@ public final class CacheStore: Sendable {
     /// Commits everything, flushes counters and releases the directory lock; the store must not be used after.
     public func close() throws {
         defer {
-            lockDescriptor.withLock { fd in
+            lockDescriptor.withLockedValue { fd in
                 if fd >= 0 { Glibc.close(fd) }
                 fd = -1
             }
         }
         guard !isReadOnly else {
-            state.withLock { $0.files.removeAll() }
+            state.withLockedValue { $0.files.removeAll() }
             return
         }
         try commitAll()
         try flushTraffic()
-        try state.withLock { s in
+        try state.withLockedValue { s in
             try flushAccessTimesLocked(&s)
             s.files.removeAll()
         }
@@ -157,7 +157,7 @@ public final class CacheStore: Sendable {
 
     /// The resource's metadata and its readable ranges, or nil when it is not cached.
     public func info(for key: CacheKey) -> ResourceInfo? {
-        state.withLock { s in
+        state.withLockedValue { s in
             guard let entry = s.entries[key] else { return nil }
             var info = entry.info
             info.ranges = entry.written
@@ -167,7 +167,7 @@ public final class CacheStore: Sendable {
 
     /// Every cached resource, most recently accessed first.
     public func allResources() -> [ResourceInfo] {
-        state.withLock { s in
+        state.withLockedValue { s in
             s.entries.values.map { entry in
                 var info = entry.info
                 info.ranges = entry.written
@@ -180,10 +180,15 @@ public final class CacheStore: Sendable {
     /// zero-copy sending; nil unless every byte is cached. Eviction renames the file, so an open descriptor stays
     /// valid while it is read.
     public func openCompleteFile(for key: CacheKey) -> (descriptor: Int32, length: Int64)? {
-        state.withLock { s in
+        state.withLockedValue { s in
             guard var entry = s.entries[key], entry.info.state == .complete,
                 let length = entry.info.metadata.contentLength
             else { return nil }
+            // Every block is checked once per process before bytes leave without passing through this process.
+            guard (try? verifyLocked(&s, key, 0..<length)) != nil, let checked = s.entries[key],
+                checked.written.contains(0..<length)
+            else { return nil }
+            entry = checked
             let fd = open(path(for: entry), O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { return nil }
             entry.info.lastAccess = now()
@@ -195,18 +200,21 @@ public final class CacheStore: Sendable {
 
     /// The ranges of `key` that can be read now (empty when not cached).
     public func availableRanges(for key: CacheKey) -> ByteRangeSet {
-        state.withLock { s in s.entries[key]?.written ?? ByteRangeSet() }
+        state.withLockedValue { s in s.entries[key]?.written ?? ByteRangeSet() }
     }
 
     // MARK: - Reading
 
     /// Reads `range` of a resource; every byte must be available. Pass `generation` to fail with `resourceChanged`
-    /// instead of reading a newer version than the one the reader started with.
+    /// instead of reading a newer version than the one the reader started with. Bytes that fail their checksum
+    /// are dropped from the cache and `corruptData` is thrown (fetch them again).
     public func read(key: CacheKey, range: ByteRange, generation: Int64? = nil) throws -> [UInt8] {
-        try state.withLock { s in
+        try state.withLockedValue { s in
             guard var entry = s.entries[key] else { throw CacheError.notCached(key) }
             if let generation, generation != entry.info.generation { throw CacheError.resourceChanged(key) }
             guard entry.written.contains(range) else { throw CacheError.rangeNotCached(key, range) }
+            try verifyLocked(&s, key, range)
+            entry = s.entries[key] ?? entry
             let file = try fileLocked(&s, key)
             let bytes = try file.read(count: range.count, at: range.lowerBound)
             entry.info.lastAccess = now()
@@ -218,7 +226,7 @@ public final class CacheStore: Sendable {
 
     /// Marks the resource as used now (eviction is least-recently-used).
     public func touch(key: CacheKey) throws {
-        try state.withLock { s in
+        try state.withLockedValue { s in
             guard var entry = s.entries[key] else { return }
             entry.info.lastAccess = now()
             s.entries[key] = entry
@@ -253,8 +261,10 @@ public final class CacheStore: Sendable {
             reset.info.ranges = ByteRangeSet()
             reset.written = ByteRangeSet()
             reset.unrecordedBytes = 0
+            reset.checksums = BlockChecksums()
+            reset.verified = []
             s.entries[key] = reset
-            try index.save(reset.info)
+            try index.save(reset.info, checksums: reset.checksums)
             let file = try DataFile(path: path(for: reset))
             s.files[key] = file
             return file

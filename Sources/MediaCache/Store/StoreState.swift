@@ -24,11 +24,20 @@ struct StoreEntry {
     var unrecordedBytes: Int64 = 0
     /// When ranges were last recorded (unrecorded bytes older than `commitLatency` are committed).
     var lastRecorded: Date
+    /// Checksums of the recorded blocks.
+    var checksums = BlockChecksums()
+    /// Blocks whose bytes matched their checksum in this process (each is checked once per process).
+    var verified: Set<Int64> = []
 
-    init(info: ResourceInfo) {
+    init(info: ResourceInfo, checksums: BlockChecksums? = nil) {
         lastRecorded = info.lastAccess
         self.info = info
         written = info.ranges
+        if var checksums {
+            // Checksums of bytes the index no longer holds (clamped at open) check nothing.
+            checksums.keepOnly(coveredBy: info.ranges)
+            self.checksums = checksums
+        }
     }
 }
 

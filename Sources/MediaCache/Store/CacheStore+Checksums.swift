@@ -1,0 +1,93 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension CacheStore {
+    // MARK: - Checksums
+
+    /// Computes the checksums of the blocks that `durable` adds to what `entry` had recorded, from the bytes just
+    /// written (still in the page cache): called when the ranges are recorded, so a range and its checksum reach
+    /// the index in one transaction.
+    func updateChecksumsLocked(_ s: inout StoreState, _ entry: inout StoreEntry, durable: ByteRangeSet) {
+        var fresh = durable
+        for range in entry.info.ranges { fresh.remove(range) }
+        guard !fresh.isEmpty else { return }
+        var blocks = Set<Int64>()
+        for range in fresh {
+            if let touched = BlockChecksums.blocks(overlapping: range) { blocks.formUnion(touched) }
+        }
+        let file = s.files[entry.info.key] ?? (try? DataFile(path: path(for: entry), readOnly: true))
+        for block in blocks {
+            guard let run = BlockChecksums.run(of: block, in: durable), let file,
+                let bytes = try? file.read(count: run.count, at: run.lowerBound)
+            else {
+                entry.checksums[block] = nil
+                continue
+            }
+            entry.checksums[block] = BlockChecksums.Sum(range: run, crc: BlockChecksums.crc(bytes))
+            entry.verified.insert(block)
+        }
+    }
+
+    /// Checks every block of `range` not yet checked in this process against its checksum. A block recorded
+    /// before checksums existed gets one now (from the bytes as they are). A block that fails is dropped from the
+    /// cache (logged) and `corruptData` is thrown: the caller fetches those bytes again.
+    func verifyLocked(_ s: inout StoreState, _ key: CacheKey, _ range: ByteRange) throws {
+        guard let blocks = BlockChecksums.blocks(overlapping: range), var entry = s.entries[key] else { return }
+        for block in blocks where !entry.verified.contains(block) {
+            let sum = entry.checksums[block]
+            guard let checked = sum?.range ?? BlockChecksums.run(of: block, in: entry.info.ranges),
+                entry.written.contains(checked)
+            else { continue }  // several runs in one block, or bytes not yet recorded: nothing to check against
+            let file = try fileLocked(&s, key)
+            let bytes = try file.read(count: checked.count, at: checked.lowerBound)
+            let crc = BlockChecksums.crc(bytes)
+            if let sum, sum.crc != crc {
+                try dropCorruptLocked(&s, key, checked)
+                throw CacheError.corruptData(key, checked)
+            }
+            guard var current = s.entries[key] else { return }
+            if sum == nil { current.checksums[block] = BlockChecksums.Sum(range: checked, crc: crc) }
+            current.verified.insert(block)
+            s.entries[key] = current
+            entry = current
+        }
+    }
+
+    /// Forgets `range` of `key` (its bytes failed their checksum): a complete file becomes partial again.
+    func dropCorruptLocked(_ s: inout StoreState, _ key: CacheKey, _ range: ByteRange) throws {
+        guard var entry = s.entries[key] else { return }
+        logger.error(
+            "cache entry \(key): bytes \(range.lowerBound)-\(range.upperBound - 1) do not match their checksum (changed on disk); dropping them to fetch them again")
+        let lost = entry.written.present(in: range).reduce(Int64(0)) { $0 + Int64($1.count) }
+        entry.written.remove(range)
+        entry.info.ranges.remove(range)
+        if let blocks = BlockChecksums.blocks(overlapping: range) {
+            for block in blocks {
+                entry.checksums[block] = nil
+                entry.verified.remove(block)
+            }
+        }
+        s.subtract(lost, from: entry.info.state)
+        guard !isReadOnly else {
+            // Nothing can be moved or recorded: the bytes are gone from this process's view only.
+            s.entries[key] = entry
+            return
+        }
+        if entry.info.state == .complete {
+            let from = (mediaDirectory as NSString).appendingPathComponent(key.hex)
+            let to = (tempDirectory as NSString).appendingPathComponent(key.hex)
+            s.files.removeValue(forKey: key)
+            try DataFile.rename(from: from, to: to)
+            entry.info.state = .partial
+            s.completeBytes -= entry.written.total
+            s.partialBytes += entry.written.total
+        }
+        s.entries[key] = entry
+        try index.save(entry.info, checksums: entry.checksums)
+    }
+}

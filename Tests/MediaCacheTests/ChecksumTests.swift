@@ -1,0 +1,106 @@
+import Foundation
+import GRDB
+import MediaOrigin
+import Testing
+
+@testable import MediaCache
+
+/// Bytes changed on disk behind the cache's back are never served: each block's CRC-32C is checked on read.
+@Suite struct ChecksumTests {
+    /// Overwrites `bytes.count` bytes at `offset` of a data file, as a bad sector or another program would.
+    private func scribble(_ path: String, at offset: Int64, _ bytes: [UInt8]) throws {
+        let handle = try #require(FileHandle(forUpdatingAtPath: path))
+        try handle.seek(toOffset: UInt64(offset))
+        handle.write(Data(bytes))
+        try handle.close()
+    }
+
+    @Test func theCRC32CIsTheCastagnoliOne() {
+        #expect(BlockChecksums.crc(Array("123456789".utf8)) == 0xE306_9283)
+        #expect(BlockChecksums.crc([]) == 0)
+        let long = content(1 << 20)
+        #expect(BlockChecksums.crc(long) != BlockChecksums.crc(Array(long.dropLast())))
+    }
+
+    @Test func checksumsSurviveTheirEncoding() {
+        var sums = BlockChecksums()
+        sums[0] = .init(range: 0..<65_536, crc: 7)
+        sums[3] = .init(range: 196_608 + 100..<196_608 + 900, crc: 0xFFFF_FFFF)
+        #expect(BlockChecksums(blob: sums.blob) == sums)
+        // Damaged encodings decode to what can be right.
+        #expect(BlockChecksums(blob: Array(sums.blob.prefix(30))).sums.count == 1)
+        #expect(BlockChecksums(blob: [UInt8](repeating: 0xff, count: 20)).isEmpty)
+    }
+
+    @Test func fourBytesChangedOnDiskAreFetchedAgainNotServed() async throws {
+        let bytes = content(1_000_000)
+        let h = try await LoaderHarness()
+        h.origin.set(OriginResource(bytes: bytes), at: "/v.mp4")
+        #expect(try await h.read("v.mp4") == bytes)
+        let key = CacheKey(url: h.url("v.mp4"))
+        try await h.restart()
+        try scribble(h.dir.url.appendingPathComponent("media/\(key.hex)").path, at: 300_000, [1, 2, 3, 4])
+        await h.origin.resetCounters()
+        #expect(try await h.read("v.mp4") == bytes)
+        // Only the bad block went over the network again.
+        let gets = h.origin.requests.filter { $0.method == "GET" }
+        #expect(gets.map(\.range) == ["bytes=262144-327679"])
+        #expect(h.store.info(for: key)?.isComplete == true)
+        try await h.restart()
+        await h.origin.resetCounters()
+        #expect(try await h.read("v.mp4") == bytes)
+        #expect(h.origin.bodyBytesSent == 0)
+        await h.close()
+    }
+
+    @Test func aCorruptCompleteFileIsNotHandedOutForZeroCopy() async throws {
+        let bytes = content(200_000)
+        let h = try await LoaderHarness()
+        h.origin.set(OriginResource(bytes: bytes), at: "/v.mp4")
+        #expect(try await h.read("v.mp4") == bytes)
+        let key = CacheKey(url: h.url("v.mp4"))
+        try await h.restart()
+        try scribble(h.dir.url.appendingPathComponent("media/\(key.hex)").path, at: 150_000, [0, 0, 0, 0])
+        #expect(h.store.openCompleteFile(for: key) == nil)
+        #expect(h.store.info(for: key)?.state == .partial)
+        #expect(h.store.availableRanges(for: key) == ByteRangeSet([0..<131_072, 196_608..<200_000]))
+        await h.close()
+    }
+
+    @Test func aBadBlockIsDroppedFromTheIndexToo() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.cleanup() }
+        var store = try CacheStore(directory: dir.url, configuration: testConfiguration())
+        let generation = try store.generation(for: "p.mp4", length: 1_000_000)
+        try store.writePattern("p.mp4", generation: generation, 0..<400_000)
+        try store.commit(key: testKey("p.mp4"))
+        try store.close()
+        try scribble(dir.url.appendingPathComponent("temp/\(testKey("p.mp4").hex)").path, at: 70_000, [9])
+        store = try CacheStore(directory: dir.url, configuration: testConfiguration())
+        #expect(try store.read(key: testKey("p.mp4"), range: 0..<65_536) == pattern(0..<65_536))
+        #expect(throws: CacheError.corruptData(testKey("p.mp4"), 65_536..<131_072)) {
+            try store.read(key: testKey("p.mp4"), range: 60_000..<80_000)
+        }
+        try store.close()
+        store = try CacheStore(directory: dir.url, configuration: testConfiguration())
+        #expect(store.availableRanges(for: testKey("p.mp4")) == ByteRangeSet([0..<65_536, 131_072..<400_000]))
+        try store.close()
+    }
+
+    @Test func blocksRecordedBeforeChecksumsExistedAreServedAndGetOne() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.cleanup() }
+        var store = try CacheStore(directory: dir.url, configuration: testConfiguration())
+        let generation = try store.generation(for: "p.mp4", length: 200_000)
+        try store.writePattern("p.mp4", generation: generation, 0..<200_000)
+        try store.close()
+        let queue = try DatabaseQueue(path: dir.url.appendingPathComponent("index.sqlite").path)
+        try queue.write { db in try db.execute(sql: "DELETE FROM blockChecksum") }
+        try queue.close()
+        store = try CacheStore(directory: dir.url, configuration: testConfiguration())
+        #expect(try store.read(key: testKey("p.mp4"), range: 0..<200_000) == pattern(0..<200_000))
+        let sums = store.state.withLockedValue { $0.entries[testKey("p.mp4")]?.checksums.sums.count }
+        #expect(sums == 4)
+        try store.close()
+    }
+}

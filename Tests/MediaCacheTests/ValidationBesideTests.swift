@@ -1,0 +1,77 @@
+import Foundation
+import MediaOrigin
+import Testing
+
+@testable import MediaCache
+
+/// Cached bytes go out at once; the once-per-session check against the origin runs beside them.
+@Suite struct ValidationBesideTests {
+    /// Caches `bytes` whole at `/v.mp4`, then restarts the session.
+    private func cachedHarness(_ bytes: [UInt8]) async throws -> LoaderHarness {
+        let h = try await LoaderHarness()
+        h.origin.set(OriginResource(bytes: bytes), at: "/v.mp4")
+        #expect(try await h.read("v.mp4") == bytes)
+        try await h.restart()
+        await h.origin.resetCounters()
+        return h
+    }
+
+    private func validationRunning(_ h: LoaderHarness) -> Bool {
+        h.loader.coordinator.with(CacheKey(url: h.url("v.mp4"))) { c in
+            if case .running = c.validation { return true }
+            return false
+        }
+    }
+
+    @Test func cachedBytesDoNotWaitForTheCheck() async throws {
+        let bytes = content(300_000)
+        let h = try await cachedHarness(bytes)
+        var faults = OriginFaults()
+        faults.holdHead = true
+        h.origin.setFaults(faults)
+        // Content information and every byte come from disk while the origin has not answered the check.
+        let info = try await h.loader.contentInformation(for: h.url("v.mp4"))
+        #expect(info.contentLength == 300_000)
+        #expect(try await h.read("v.mp4") == bytes)
+        #expect(validationRunning(h), "the reader waited for the origin's answer")
+        let deadline = ContinuousClock.now + .seconds(10)
+        while h.origin.requests.isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
+        #expect(h.origin.requests.map(\.method) == ["HEAD"])
+        h.origin.resumePaused()
+        await h.loader.validate(url: h.url("v.mp4"))
+        #expect(!validationRunning(h))
+        #expect(!h.loader.isOffline(CacheKey(url: h.url("v.mp4"))))
+        await h.close()
+    }
+
+    @Test func aNewVersionFoundBesideAReaderEndsItInsteadOfMixing() async throws {
+        let v1 = content(600_000, seed: 1)
+        let v2 = content(600_000, seed: 2)
+        let h = try await cachedHarness(v1)
+        var faults = OriginFaults()
+        faults.holdHead = true
+        h.origin.setFaults(faults)
+        h.origin.set(OriginResource(bytes: v2), at: "/v.mp4")
+        let iterator = h.loader.load(LoadingRequest(url: h.url("v.mp4"))).makeAsyncIterator()
+        let first = try #require(try await iterator.next())
+        #expect(first.bytes == Array(v1[0..<first.bytes.count]))
+        h.origin.resumePaused()
+        await h.loader.validate(url: h.url("v.mp4"))
+        await #expect(throws: OriginError.self) {
+            while try await iterator.next() != nil {}
+        }
+        // The next reader gets the new version whole.
+        #expect(try await h.read("v.mp4") == v2)
+        await h.close()
+    }
+
+    @Test func anUnreachableOriginIsReportedOfflineWhileEveryCachedByteIsServed() async throws {
+        let bytes = content(200_000)
+        let h = try await cachedHarness(bytes)
+        await h.origin.shutdown()
+        #expect(try await h.read("v.mp4") == bytes)
+        await h.loader.validate(url: h.url("v.mp4"))
+        #expect(h.loader.isOffline(CacheKey(url: h.url("v.mp4"))))
+        await h.close()
+    }
+}
