@@ -110,6 +110,11 @@ public final class MediaOriginServer: Sendable {
         state.withLockedValue { $0.redirects[path] = location }
     }
 
+    /// Forgets every redirect.
+    public func removeRedirects() {
+        state.withLockedValue { $0.redirects.removeAll() }
+    }
+
     /// Changes the simulated link.
     public func setProfile(_ profile: NetworkProfile) {
         state.withLockedValue { $0.profile = profile }

@@ -19,6 +19,10 @@ public struct CacheConfiguration: Sendable, Equatable {
     /// …and at least this often, in seconds, so a crash loses little of a slow download.
     public var commitLatency: TimeInterval = 0.25
 
+    /// Check each block's CRC-32C the first time a process reads it, treating a mismatch as missing bytes. Off
+    /// only to measure what checking costs: checksums are recorded either way.
+    public var verifiesChecksums = true
+
     /// The defaults.
     public init() {}
 

@@ -37,7 +37,9 @@ extension CacheStore {
     /// before checksums existed gets one now (from the bytes as they are). A block that fails is dropped from the
     /// cache (logged) and `corruptData` is thrown: the caller fetches those bytes again.
     func verifyLocked(_ s: inout StoreState, _ key: CacheKey, _ range: ByteRange) throws {
-        guard let blocks = BlockChecksums.blocks(overlapping: range), var entry = s.entries[key] else { return }
+        guard configuration.verifiesChecksums, let blocks = BlockChecksums.blocks(overlapping: range),
+            var entry = s.entries[key]
+        else { return }
         for block in blocks where !entry.verified.contains(block) {
             let sum = entry.checksums[block]
             guard let checked = sum?.range ?? BlockChecksums.run(of: block, in: entry.info.ranges),

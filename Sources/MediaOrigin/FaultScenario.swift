@@ -1,0 +1,135 @@
+import Foundation
+
+/// One way an origin misbehaves, with what a correct client may end up with: the tests of every client (the
+/// loader, `fetch`, the player, the proxy) run the same catalogue.
+///
+/// A scenario starts from `v1` served cleanly at `path`, of which a client caches `cachedPrefix` bytes; then
+/// `apply` changes the origin. Reading the whole resource must then give `expected` exactly, or fail with one
+/// clear error; never other bytes. After `MediaOriginServer.setFaults(OriginFaults())` a fresh read must give
+/// the origin's current content (the cache was not poisoned).
+public struct FaultScenario: Sendable, CustomStringConvertible {
+    /// A short name for test output.
+    public let name: String
+    /// Bytes a client caches (cleanly) before the fault; 0 for none.
+    public let cachedPrefix: Int
+    /// The body that is right after the fault (nil when only an error is right).
+    public let expected: [UInt8]?
+    /// What the origin serves once the faults are cleared.
+    public let current: [UInt8]
+    /// Turns the fault on.
+    public let apply: @Sendable (MediaOriginServer) -> Void
+
+    public var description: String { name }
+
+    /// The resource path every scenario uses.
+    public static let path = "/fault.mp4"
+
+    /// The catalogue over two versions of equal length (`v2` replaces `v1` in the scenarios that change it).
+    public static func all(v1: [UInt8], v2: [UInt8]) -> [FaultScenario] {
+        precondition(v1.count == v2.count && v1.count >= 300_000, "two versions of one length, at least 300 kB")
+        let prefix = v1.count / 3
+        func faults(_ change: @escaping @Sendable (inout OriginFaults) -> Void) -> @Sendable (MediaOriginServer) -> Void {
+            { origin in
+                var faults = OriginFaults()
+                change(&faults)
+                origin.setFaults(faults)
+            }
+        }
+        @Sendable func lastModified(_ bytes: [UInt8], _ date: String) -> OriginResource {
+            var resource = OriginResource(bytes: bytes, lastModified: date)
+            resource.etag = nil
+            return resource
+        }
+        var unvalidated1 = OriginResource(bytes: v1)
+        unvalidated1.etag = nil
+        let unvalidated2 = { () -> OriginResource in
+            var resource = OriginResource(bytes: v2)
+            resource.etag = nil
+            return resource
+        }()
+        return [
+            FaultScenario(
+                name: "connection dropped mid-body", cachedPrefix: 0, expected: v1, current: v1,
+                apply: faults {
+                    $0.dropAfterBytes = prefix
+                    $0.dropCount = 1
+                }),
+            FaultScenario(
+                name: "503 for everything", cachedPrefix: prefix, expected: nil, current: v1,
+                apply: faults { $0.fixedStatus = 503 }),
+            FaultScenario(
+                name: "200 and the whole body for a range", cachedPrefix: prefix, expected: v1, current: v1,
+                apply: faults { $0.ignoreRange = true }),
+            FaultScenario(
+                name: "Content-Range names other bytes than it sends", cachedPrefix: prefix, expected: nil,
+                current: v1, apply: faults { $0.contentRangeOffsetShift = 4096 }),
+            FaultScenario(
+                name: "Content-Range names another total length", cachedPrefix: prefix, expected: nil, current: v1,
+                apply: faults { $0.contentRangeTotal = v1.count + 1000 }),
+            FaultScenario(
+                name: "no Content-Length, chunked", cachedPrefix: prefix, expected: v1, current: v1,
+                apply: faults { $0.chunked = true }),
+            FaultScenario(
+                name: "body longer than Content-Length", cachedPrefix: prefix, expected: v1, current: v1,
+                apply: faults { $0.bodyLengthError = 5000 }),
+            FaultScenario(
+                name: "body shorter than Content-Length", cachedPrefix: prefix, expected: nil, current: v1,
+                apply: faults { $0.bodyLengthError = -5000 }),
+            FaultScenario(
+                name: "ETag changes (new version)", cachedPrefix: prefix, expected: v2, current: v2,
+                apply: { $0.set(OriginResource(bytes: v2), at: path) }),
+            FaultScenario(
+                name: "Last-Modified changes, no ETag", cachedPrefix: prefix, expected: v2, current: v2,
+                apply: { $0.set(lastModified(v2, "Tue, 01 Dec 2026 10:00:00 GMT"), at: path) },
+                initial: lastModified(v1, "Mon, 30 Nov 2026 10:00:00 GMT")),
+            FaultScenario(
+                name: "no validators, same-length change", cachedPrefix: prefix, expected: v2, current: v2,
+                apply: { $0.set(unvalidated2, at: path) }, initial: unvalidated1),
+            FaultScenario(
+                name: "redirect loop", cachedPrefix: 0, expected: nil, current: v1,
+                apply: { origin in
+                    origin.redirect(path, to: "/loop-b")
+                    origin.redirect("/loop-b", to: path)
+                }),
+            FaultScenario(
+                name: "redirect to another path", cachedPrefix: 0, expected: v1, current: v1,
+                apply: { origin in
+                    origin.set(OriginResource(bytes: v1), at: "/moved.mp4")
+                    origin.redirect(path, to: "/moved.mp4")
+                }),
+            FaultScenario(
+                name: "HEAD not allowed", cachedPrefix: prefix, expected: v1, current: v1,
+                apply: faults { $0.rejectHead = true }),
+            FaultScenario(
+                name: "416 for a satisfiable range", cachedPrefix: prefix, expected: nil, current: v1,
+                apply: faults { $0.refuseRanges = true }),
+        ]
+    }
+
+    /// The resource to serve before the fault, when it is not plain `v1` with its default ETag.
+    public let initial: OriginResource?
+
+    init(
+        name: String, cachedPrefix: Int, expected: [UInt8]?, current: [UInt8],
+        apply: @escaping @Sendable (MediaOriginServer) -> Void, initial: OriginResource? = nil
+    ) {
+        self.name = name
+        self.cachedPrefix = cachedPrefix
+        self.expected = expected
+        self.current = current
+        self.apply = apply
+        self.initial = initial
+    }
+
+    /// Serves this scenario's starting resource cleanly at `path`.
+    public func prepare(_ origin: MediaOriginServer, v1: [UInt8]) {
+        origin.setFaults(OriginFaults())
+        origin.set(initial ?? OriginResource(bytes: v1), at: Self.path)
+    }
+
+    /// Clears faults and redirects, leaving the current content at `path`.
+    public func heal(_ origin: MediaOriginServer) {
+        origin.setFaults(OriginFaults())
+        origin.removeRedirects()
+    }
+}
