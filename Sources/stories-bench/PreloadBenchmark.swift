@@ -8,6 +8,8 @@ import NIOConcurrencyHelpers
 /// cache each time, and prints next-story startup (p50/p95) and stalls side by side.
 ///
 ///     swift run -c release stories-bench [PLAYLIST] [--rounds N] [--network 4g,3g]
+///
+/// `stories-bench cached-read` measures what checking block checksums costs instead (see CachedReadBenchmark).
 @main
 enum PreloadBenchmark {
     struct Sample {
@@ -20,6 +22,9 @@ enum PreloadBenchmark {
 
     static func main() async {
         var arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "cached-read" {
+            return await CachedReadBenchmark.main(Array(arguments.dropFirst()))
+        }
         var rounds = 3
         var profiles = ["4g", "3g"]
         var playlistPath = "assets/playlist.json"
@@ -36,6 +41,7 @@ enum PreloadBenchmark {
                 arguments.removeFirst()
             case "-h", "--help":
                 print("usage: stories-bench [PLAYLIST] [--rounds N] [--network 4g,3g]")
+                print("       stories-bench cached-read [--size MB] [--rounds N]")
                 return
             default:
                 playlistPath = argument

@@ -20,8 +20,8 @@ final class LoaderHarness {
 
     static var defaultConfiguration: LoaderConfiguration {
         var configuration = LoaderConfiguration()
-        configuration.client.connectTimeout = 5
-        configuration.client.readTimeout = 5
+        configuration.client.connectTimeout = 30
+        configuration.client.readTimeout = 30
         return configuration
     }
 
