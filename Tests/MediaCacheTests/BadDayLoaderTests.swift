@@ -179,7 +179,7 @@ import Testing
         }
         // The reader is gone; its fetch ends at the next block boundary, and what it wrote is kept.
         let deadline = ContinuousClock.now + .seconds(20)
-        while h.loader.coordinator.with(key, { !$0.fetches.isEmpty }), ContinuousClock.now < deadline {
+        while h.loader.coordinator.planner(key, { !$0.fetches.isEmpty }), ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
         let cached = h.store.availableRanges(for: key)

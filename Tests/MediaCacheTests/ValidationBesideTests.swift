@@ -17,10 +17,7 @@ import Testing
     }
 
     private func validationRunning(_ h: LoaderHarness) -> Bool {
-        h.loader.coordinator.with(CacheKey(url: h.url("v.mp4"))) { c in
-            if case .running = c.validation { return true }
-            return false
-        }
+        h.loader.coordinator.planner(CacheKey(url: h.url("v.mp4"))) { $0.validation == .running }
     }
 
     @Test func cachedBytesDoNotWaitForTheCheck() async throws {

@@ -123,12 +123,11 @@ public struct LoadingStream: AsyncSequence, Sendable {
                 }
                 if let why = loader.store.givenUpReason(for: key) {
                     // Given up on in an earlier run: no fetch that would only be dropped, stream at once.
-                    loader.coordinator.with(key) {
-                        $0.passthrough = true
-                        $0.passthroughReason = why
-                    }
+                    loader.coordinator.change(key) { $0.streamThrough(because: why) }
                 }
-                if loader.coordinator.with(key, { $0.passthrough }) { return try await streamThrough() }
+                if loader.coordinator.planner(key, { $0.streamThroughReason != nil }) {
+                    return try await streamThrough()
+                }
                 // The fetch this reader relied on ended since the state above was read (it may have written the
                 // bytes, learned the length, or failed): look again before planning another.
                 if try await checkHeldFetch() { continue }
@@ -242,7 +241,7 @@ public struct LoadingStream: AsyncSequence, Sendable {
             if passthrough == nil {
                 if let holding { loader.coordinator.release(key: key, fetchID: holding, finishingBlock: false) }
                 holding = nil
-                let length = loader.coordinator.with(key) { $0.metadata?.contentLength }
+                let length = loader.coordinator.planner(key) { $0.metadata?.contentLength }
                 let end = endOffset(length: length)
                 if let end, currentOffset >= end { return finishedChunk() }
                 passthrough = try await HTTPClientBodyReader.open(
@@ -250,7 +249,7 @@ public struct LoadingStream: AsyncSequence, Sendable {
                     continuing: delivered > 0 ? version : request.expectedVersion)
             }
             guard let reader = passthrough, let bytes = try await reader.next(upTo: remaining()) else {
-                if let end = endOffset(length: loader.coordinator.with(key, { $0.metadata?.contentLength })),
+                if let end = endOffset(length: loader.coordinator.planner(key, { $0.metadata?.contentLength })),
                     currentOffset < end
                 {
                     throw OriginError.connectionLost(
@@ -267,7 +266,7 @@ public struct LoadingStream: AsyncSequence, Sendable {
         }
 
         private func remaining() -> Int64? {
-            endOffset(length: loader.coordinator.with(key) { $0.metadata?.contentLength }).map { $0 - currentOffset }
+            endOffset(length: loader.coordinator.planner(key) { $0.metadata?.contentLength }).map { $0 - currentOffset }
         }
     }
 }

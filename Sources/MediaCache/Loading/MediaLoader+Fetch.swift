@@ -14,7 +14,6 @@ extension MediaLoader {
                 outcome = .cancelled
             } catch {
                 outcome = .failed(error)
-                if case OriginError.unreachable = error { coordinator.with(key) { $0.offline = true } }
                 logger.info("fetch \(url) from \(start) failed: \(error)")
             }
             try? store.commit(key: key)
@@ -27,10 +26,7 @@ extension MediaLoader {
     /// Readers of `key` stream from the origin for the rest of the session; cached bytes are still read from disk.
     private func streamThrough(key: CacheKey, url: URL, because why: String) {
         logger.warning("\(OriginURL.redactingCredentials(in: url.absoluteString)) streams through uncached: \(why)")
-        coordinator.signal(key) {
-            $0.passthrough = true
-            $0.passthroughReason = why
-        }
+        coordinator.change(key) { $0.streamThrough(because: why) }
     }
 
     /// The validator to send as `If-Range`: a strong ETag, else Last-Modified (weak ETags are not allowed there).
@@ -61,7 +57,7 @@ extension MediaLoader {
             if start > 0, let previous = cached.ranges.present(in: 0..<start).last, previous.upperBound == start {
                 overlap = Swift.max(previous.lowerBound, start - Self.continuityOverlap)..<start
             } else {
-                try await proveContinuity(key: key, url: url, cached: cached)
+                try await proveContinuity(key: key, url: url, cached: cached, fetchID: fetchID)
             }
         }
         let requestStart = overlap?.lowerBound ?? start
@@ -86,7 +82,7 @@ extension MediaLoader {
             // The whole body from byte 0: the origin ignored Range, or If-Range found a new version.
             metadata.contentLength = response.declaredLength
             writeOffset = 0
-            if start > 0 { coordinator.restartedFromZero(key: key, fetchID: fetchID) }
+            if start > 0 { coordinator.change(key) { $0.restartedFromZero(fetchID: fetchID) } }
         case 416:
             let length = response.contentRangeHeader.flatMap(ContentRange.init)?.completeLength
             if let length, let known = cached?.metadata.contentLength, known != length {
@@ -97,7 +93,7 @@ extension MediaLoader {
         default:
             throw OriginError.httpStatus(url: url.absoluteString, status: response.status, reason: response.reason)
         }
-        coordinator.with(key) { $0.metadata = metadata }
+        coordinator.change(key) { $0.answered(metadata) }
         var generation: Int64
         let admission: Admission
         do {
@@ -112,9 +108,9 @@ extension MediaLoader {
             generation = current
             if replaced {
                 eventLog?.emit("replaced", ["url": url.absoluteString, "etag": metadata.etag as Any])
+                coordinator.update(key) { $0.versionChanged(to: metadata, keeping: fetchID) }
             }
         }
-        coordinator.signal(key) { $0.offline = false }
         // Cached bytes of the same generation that this body covers and that must be proved equal to it: the
         // overlap of a resume, or (a whole body for an origin without strong validators) everything cached.
         var unproven = ByteRangeSet()
@@ -137,7 +133,8 @@ extension MediaLoader {
                 }
                 unproven.remove(chunk)
                 if !matches {
-                    generation = try replaceAfterMismatch(key: key, url: url, metadata: metadata, at: chunk)
+                    generation = try replaceAfterMismatch(
+                        key: key, url: url, metadata: metadata, at: chunk, fetchID: fetchID)
                     unproven = ByteRangeSet()
                 }
             }
@@ -165,7 +162,7 @@ extension MediaLoader {
             }
             writeOffset += usable
             if writeOffset > start || response.status == 200 {
-                coordinator.progressed(key: key, fetchID: fetchID, to: writeOffset)
+                coordinator.change(key) { $0.progressed(fetchID: fetchID, to: writeOffset) }
             }
             if let target, writeOffset >= target { return }
         }
@@ -174,7 +171,7 @@ extension MediaLoader {
             metadata.contentLength = writeOffset
             _ = try store.prepare(key: key, metadata: metadata)
             try store.commit(key: key)
-            coordinator.signal(key) { $0.metadata = metadata }
+            coordinator.change(key) { $0.answered(metadata) }
             return
         }
         let expectedEnd = [metadata.contentLength, coordinator.target(key: key, fetchID: fetchID) ?? nil]
@@ -202,19 +199,20 @@ extension MediaLoader {
     /// The cached copy of a resource without strong validators differs from what the origin sends now: discard
     /// it and start a new generation (readers of the old one fail with `resourceChanged`).
     private func replaceAfterMismatch(
-        key: CacheKey, url: URL, metadata: ResourceMetadata, at chunk: ByteRange
+        key: CacheKey, url: URL, metadata: ResourceMetadata, at chunk: ByteRange, fetchID: Int
     ) throws -> Int64 {
         logger.warning(
             "\(OriginURL.redactingCredentials(in: url.absoluteString)): cached bytes differ from the origin's near byte \(chunk.lowerBound) (no validator told of the change); discarding the cached copy")
         eventLog?.emit("replaced", ["url": url.absoluteString, "reason": "content differs"])
         guard case .cacheable(let generation, _) = try store.prepare(key: key, metadata: metadata, replacing: true)
         else { throw OriginError.resourceChanged(url: url.absoluteString) }
+        coordinator.update(key) { $0.versionChanged(to: metadata, keeping: fetchID) }
         return generation
     }
 
     /// For a fetch that starts away from cached bytes of a resource without strong validators: re-reads up to
     /// `continuityOverlap` bytes of the nearest cached run and discards the cached copy when they differ.
-    private func proveContinuity(key: CacheKey, url: URL, cached: ResourceInfo) async throws {
+    private func proveContinuity(key: CacheKey, url: URL, cached: ResourceInfo, fetchID: Int) async throws {
         guard let run = cached.ranges.ranges.last else { return }
         let probe = Swift.max(run.lowerBound, run.upperBound - Self.continuityOverlap)..<run.upperBound
         transfer.withLockedValue { $0.requests += 1 }
@@ -241,7 +239,7 @@ extension MediaLoader {
                 try cachedBytesMatch(key: key, generation: cached.generation, in: unproven, chunk: chunk, bytes: bytes)
             }
             guard matches else {
-                _ = try replaceAfterMismatch(key: key, url: url, metadata: metadata, at: chunk)
+                _ = try replaceAfterMismatch(key: key, url: url, metadata: metadata, at: chunk, fetchID: fetchID)
                 return
             }
             unproven.remove(chunk)
@@ -270,32 +268,20 @@ extension MediaLoader {
     func startValidation(key: CacheKey, url: URL) -> Task<Void, Never>? {
         guard configuration.revalidate else { return nil }
         let info = store.info(for: key)
-        // The check is created inside the same critical section that records it, so two readers arriving
-        // together can never start two, and no cancelled loser can mark the check done (or the origin offline)
-        // while the real one is still in flight.
-        return coordinator.with(key) { c -> Task<Void, Never>? in
-            switch c.validation {
-            case .done: return nil
-            case .running(let task): return task
-            case .notStarted:
-                guard let info, !info.ranges.isEmpty else {
-                    c.validation = .done
-                    return nil
-                }
-                let task = Task { [self] in
-                    await runValidation(key: key, url: url, cached: info.metadata)
-                    coordinator.signal(key) { $0.validation = .done }
-                }
-                c.validation = .running(task)
-                return task
+        let cached = info?.metadata ?? ResourceMetadata(url: url.absoluteString)
+        return coordinator.startValidation(key: key, needed: info.map { !$0.ranges.isEmpty } ?? false) {
+            Task { [self] in
+                let result = await runValidation(key: key, url: url, cached: cached)
+                coordinator.validated(key: key, result)
             }
         }
     }
 
-    private func runValidation(key: CacheKey, url: URL, cached: ResourceMetadata) async {
+    private func runValidation(key: CacheKey, url: URL, cached: ResourceMetadata) async -> ValidationResult {
         do {
             transfer.withLockedValue { $0.requests += 1 }
             let response = try await fetcher.send(url: url, method: .HEAD)
+            var result = ValidationResult.unchanged
             var outcome = "unchanged"
             switch response.status {
             case 200:
@@ -304,21 +290,23 @@ extension MediaLoader {
                     etag: response.etag, lastModified: response.lastModified)
                 if current.isDifferentVersion(from: cached) {
                     outcome = "changed"
+                    result = .changed(current)
                     _ = try store.prepare(key: key, metadata: current)
                 }
             case 404, 410:
                 outcome = "gone"
+                result = .gone
                 try store.remove(key: key)
             default:
                 outcome = "unchecked (HEAD answered \(response.status))"
             }
-            coordinator.with(key) { $0.offline = false }
             eventLog?.emit("validate", ["url": url.absoluteString, "result": outcome])
+            return result
         } catch is CancellationError {
-            return
+            return .cancelled
         } catch {
-            coordinator.with(key) { $0.offline = true }
             eventLog?.emit("validate", ["url": url.absoluteString, "result": "offline", "error": "\(error)"])
+            return .offline
         }
     }
 }

@@ -197,7 +197,7 @@ public final class MediaLoader: Sendable {
             return ContentInformation(contentLength: 0, contentType: nil, isByteRangeAccessSupported: true)
         }
         if let info = store.info(for: key) { return ContentInformation(info.metadata) }
-        if let metadata = coordinator.with(key, { $0.metadata }) { return ContentInformation(metadata) }
+        if let metadata = coordinator.planner(key, { $0.metadata }) { return ContentInformation(metadata) }
         return ContentInformation(contentLength: nil, contentType: nil, isByteRangeAccessSupported: true)
     }
 
@@ -211,11 +211,11 @@ public final class MediaLoader: Sendable {
     /// Why `key` streams through uncached in this session (too large for the budget, or the budget is full of
     /// data in use), or nil when it is cached as it loads.
     public func streamThroughReason(_ key: CacheKey) -> String? {
-        coordinator.with(key) { $0.passthrough ? ($0.passthroughReason ?? "it cannot be cached") : nil }
+        coordinator.planner(key) { $0.streamThroughReason }
     }
 
     /// True when the last attempt to reach the origin for `key` failed (cached bytes are served regardless).
-    public func isOffline(_ key: CacheKey) -> Bool { coordinator.with(key) { $0.offline } }
+    public func isOffline(_ key: CacheKey) -> Bool { coordinator.planner(key) { $0.offline } }
 
     func record(_ report: RequestReport) {
         metricsState.withLockedValue { m in

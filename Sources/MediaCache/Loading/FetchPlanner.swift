@@ -1,0 +1,257 @@
+/// One in-flight origin fetch of a byte range, shared by every reader (and preload) that needs its bytes.
+struct FetchRecord: Sendable, Equatable {
+    let id: Int
+    var start: Int64
+    /// Exclusive end the fetch stops at; nil for the resource's end. Shrinks when a later fetch takes over a tail.
+    var target: Int64?
+    /// The next offset this fetch will write.
+    var progress: Int64
+    /// Readers and preloads relying on it; at zero the fetch is cancelled.
+    var interest: Int
+}
+
+/// How a fetch ended, kept briefly so readers that relied on it can tell why their bytes did not arrive.
+enum FetchOutcome: Sendable {
+    case finished
+    case failed(any Error)
+    case cancelled
+}
+
+/// What a reader should do next for a missing offset.
+enum FetchPlan: Sendable, Equatable {
+    /// Wait for the fetch with this id (already held, or joined now).
+    case wait(fetchID: Int)
+    /// Start a new fetch of `start..<target` (target nil: to the end); `truncated` fetches now stop at `start`.
+    case start(fetchID: Int, start: Int64, target: Int64?)
+}
+
+/// Whether a resource's cached copy was checked against the origin in this session.
+enum ValidationPhase: Sendable, Equatable {
+    case notStarted
+    case running
+    case done
+}
+
+/// What the once-per-session check against the origin found.
+enum ValidationResult: Sendable, Equatable {
+    /// Same version (or the origin would not say): the cached copy stays.
+    case unchanged
+    /// Another version: the store replaced the cached copy.
+    case changed(ResourceMetadata)
+    /// Gone at the origin (404, 410): the cached copy was removed.
+    case gone
+    /// The origin could not be reached: the cached copy stays in service.
+    case offline
+    /// The check was cancelled before an answer: nothing is known.
+    case cancelled
+}
+
+/// Something the planner's owner must do outside its lock.
+enum PlannerAction: Sendable, Equatable {
+    /// Cancel this fetch's task now.
+    case cancel(fetchID: Int)
+    /// Let this fetch finish the block it is in, then cancel it if still nobody wants it (`isUnwanted`).
+    case cancelAfterGrace(fetchID: Int)
+}
+
+/// The fetch plan of one resource, as a value: which byte ranges are being fetched, who relies on them, what the
+/// origin said about the resource (metadata, validators, reachability) and whether it streams through uncached.
+/// Every event is a method that updates the value and returns what must be done outside any lock, so its rules
+/// are tested as plain values (and under arbitrary event orders) without a network or a clock.
+///
+/// Rules: a reader joins a fetch already running toward its offset (within `joinWindow`) instead of starting
+/// another; a new fetch covers only missing bytes, rounded out to blocks without crossing cached bytes or other
+/// fetches, and takes over the tail of a fetch behind it, so no byte is fetched twice while in flight; a fetch
+/// nobody wants finishes the block it is in (those bytes are paid for) and stops; a new version stops every fetch
+/// of the old one.
+struct FetchPlanner: Sendable {
+    let blockSize: Int64
+    let joinWindow: Int64
+    /// Fetches in flight, by id.
+    private(set) var fetches: [Int: FetchRecord] = [:]
+    /// How recently ended fetches ended (the last 64).
+    private(set) var outcomes: [Int: FetchOutcome] = [:]
+    /// What the origin last said about the resource (also for resources the store does not hold).
+    private(set) var metadata: ResourceMetadata?
+    /// True when the last attempt to reach the origin failed.
+    private(set) var offline = false
+    /// Why the resource streams through uncached in this session, or nil while it is cached as it loads.
+    private(set) var streamThroughReason: String?
+    /// The origin answered a range request with the whole body: new fetches would start from byte 0 again, so
+    /// readers wait for the running one however far behind it is.
+    private(set) var originIgnoresRange = false
+    /// The once-per-session check of a cached copy.
+    private(set) var validation: ValidationPhase = .notStarted
+
+    init(blockSize: Int64, joinWindow: Int64) {
+        self.blockSize = blockSize
+        self.joinWindow = joinWindow
+    }
+
+    /// True when nothing is in flight or being checked (the value can be dropped and rebuilt later).
+    var isIdle: Bool { fetches.isEmpty && validation != .running }
+
+    private func blockEnd(_ offset: Int64) -> Int64 {
+        offset % blockSize == 0 ? offset : offset + blockSize - offset % blockSize
+    }
+
+    // MARK: - Readers
+
+    /// Decides how the bytes at `offset` will arrive for a reader that wants up to `end` (nil: to the end) and
+    /// holds `holding`: join an in-flight fetch that will reach them soon, or start fetch `newID` over the missing
+    /// run from `offset`. `available` is what the store can read now.
+    mutating func plan(
+        offset: Int64, end: Int64?, length: Int64?, available: ByteRangeSet, holding: Int?, newID: Int
+    ) -> (FetchPlan, [PlannerAction]) {
+        // A fetch already past `offset` has written those bytes since the caller looked: waiting on it returns
+        // at once (its progress moved the event counter) and the caller finds them on disk.
+        let window = originIgnoresRange ? Int64.max : joinWindow
+        let candidates = fetches.values.filter { fetch in
+            fetch.start <= offset && (fetch.target.map { offset < $0 } ?? true) && offset - fetch.progress <= window
+        }
+        if let fetch = candidates.max(by: { $0.progress < $1.progress }) {
+            var actions: [PlannerAction] = []
+            if holding != fetch.id {
+                fetches[fetch.id]?.interest += 1
+                if let holding { actions += dropInterest(holding) }
+            }
+            return (.wait(fetchID: fetch.id), actions)
+        }
+        // Start: round down to a block, but never into cached bytes or below the offset of a fetch in flight.
+        let previousPresentEnd = available.present(in: 0..<offset).last?.upperBound ?? 0
+        let start = Swift.min(Swift.max(offset - offset % blockSize, previousPresentEnd), offset)
+        // End: the request's end rounded up to a block, stopping at cached bytes and at fetches ahead.
+        var target: Int64? = end.map(blockEnd)
+        if let length { target = Swift.min(target ?? length, length) }
+        if let nextPresent = available.present(in: offset..<(target ?? Int64.max)).first?.lowerBound {
+            target = Swift.min(target ?? nextPresent, nextPresent)
+        }
+        for fetch in fetches.values where fetch.start > offset {
+            target = Swift.min(target ?? fetch.start, fetch.start)
+        }
+        // Fetches whose remaining range covers the new start stop there.
+        for (id, fetch) in fetches
+        where fetch.progress <= start && (fetch.target ?? Int64.max) > start && fetch.start <= start {
+            fetches[id]?.target = start
+        }
+        fetches[newID] = FetchRecord(id: newID, start: start, target: target, progress: start, interest: 1)
+        let actions = holding.map { dropInterest($0) } ?? []
+        return (.start(fetchID: newID, start: start, target: target), actions)
+    }
+
+    /// A reader or preload lets go of `fetchID` before getting everything: a fetch nobody needs any more finishes
+    /// the block it is in (`finishingBlock`) or stops at once.
+    mutating func release(fetchID: Int, finishingBlock: Bool) -> [PlannerAction] {
+        guard var fetch = fetches[fetchID] else { return [] }
+        fetch.interest -= 1
+        if fetch.interest <= 0, finishingBlock {
+            fetch.target = Swift.min(fetch.target ?? blockEnd(fetch.progress), blockEnd(fetch.progress))
+        }
+        fetches[fetchID] = fetch
+        guard fetch.interest <= 0 else { return [] }
+        return [finishingBlock ? .cancelAfterGrace(fetchID: fetchID) : .cancel(fetchID: fetchID)]
+    }
+
+    /// A reader got everything it asked for, up to `readerEnd`: a fetch nobody else needs finishes that block and
+    /// goes no further.
+    mutating func releaseFinished(fetchID: Int, readerEnd: Int64) -> [PlannerAction] {
+        guard var fetch = fetches[fetchID] else { return [] }
+        fetch.interest -= 1
+        if fetch.interest <= 0 {
+            fetch.target = Swift.min(fetch.target ?? blockEnd(readerEnd), blockEnd(readerEnd))
+        }
+        fetches[fetchID] = fetch
+        return fetch.interest <= 0 && (fetch.target ?? Int64.max) <= fetch.progress ? [.cancel(fetchID: fetchID)] : []
+    }
+
+    private mutating func dropInterest(_ id: Int) -> [PlannerAction] {
+        guard var fetch = fetches[id] else { return [] }
+        fetch.interest -= 1
+        fetches[id] = fetch
+        return fetch.interest <= 0 ? [.cancel(fetchID: id)] : []
+    }
+
+    /// True when `fetchID` is still in flight with nobody relying on it (a `cancelAfterGrace` comes due).
+    func isUnwanted(_ fetchID: Int) -> Bool { (fetches[fetchID]?.interest ?? 1) <= 0 }
+
+    /// How a fetch that is no longer in flight ended (nil while it runs).
+    func outcome(of fetchID: Int) -> FetchOutcome? {
+        fetches[fetchID] == nil ? (outcomes[fetchID] ?? .cancelled) : nil
+    }
+
+    // MARK: - Fetches
+
+    /// The fetch's current stop offset, or nil when it should stop now (gone or cancelled).
+    func target(of fetchID: Int) -> Int64?? { fetches[fetchID].map { $0.target } }
+
+    /// True when the fetch's task should be cancelled as soon as it is attached (everyone left meanwhile).
+    func shouldCancelOnAttach(_ fetchID: Int) -> Bool { (fetches[fetchID]?.interest ?? 0) <= 0 }
+
+    /// The fetch wrote up to `offset`.
+    mutating func progressed(fetchID: Int, to offset: Int64) { fetches[fetchID]?.progress = offset }
+
+    /// The fetch got the whole body instead of its range: it now covers everything from byte 0.
+    mutating func restartedFromZero(fetchID: Int) {
+        originIgnoresRange = true
+        fetches[fetchID]?.start = 0
+        fetches[fetchID]?.progress = 0
+    }
+
+    /// The fetch ended; its outcome is kept for the readers that relied on it.
+    mutating func finished(fetchID: Int, outcome: FetchOutcome) {
+        fetches.removeValue(forKey: fetchID)
+        outcomes[fetchID] = outcome
+        if case .failed(OriginError.unreachable) = outcome { offline = true }
+        if outcomes.count > 64, let oldest = outcomes.keys.min() { outcomes.removeValue(forKey: oldest) }
+    }
+
+    // MARK: - What the origin said
+
+    /// The origin answered a request with `metadata` (the same version as the cached one, or none cached).
+    mutating func answered(_ metadata: ResourceMetadata) {
+        self.metadata = metadata
+        offline = false
+    }
+
+    /// The origin now serves another version than the one cached and in flight: every fetch of the old version
+    /// but `keeping` (the one that found out, now writing the new one) stops.
+    mutating func versionChanged(to metadata: ResourceMetadata, keeping: Int?) -> [PlannerAction] {
+        self.metadata = metadata
+        offline = false
+        var actions: [PlannerAction] = []
+        for id in fetches.keys.sorted() where id != keeping {
+            fetches.removeValue(forKey: id)
+            outcomes[id] = .cancelled
+            actions.append(.cancel(fetchID: id))
+        }
+        return actions
+    }
+
+    /// From now on in this session the resource streams through uncached, for `reason`.
+    mutating func streamThrough(because reason: String) { streamThroughReason = reason }
+
+    /// Starts the once-per-session check; false when it ran or runs already (or `needed` is false: nothing
+    /// cached to check, which counts as done).
+    mutating func beginValidation(needed: Bool) -> Bool {
+        guard validation == .notStarted else { return false }
+        validation = needed ? .running : .done
+        return needed
+    }
+
+    /// The check ended.
+    mutating func validated(_ result: ValidationResult) -> [PlannerAction] {
+        validation = .done
+        switch result {
+        case .unchanged, .gone:
+            offline = false
+            return []
+        case .changed(let metadata):
+            return versionChanged(to: metadata, keeping: nil)
+        case .offline:
+            offline = true
+            return []
+        case .cancelled:
+            return []
+        }
+    }
+}
