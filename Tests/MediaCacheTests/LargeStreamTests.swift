@@ -7,7 +7,12 @@ import Testing
 /// A 1 GiB resource streams through the loader (and into the cache) with bounded memory: nothing buffers a whole
 /// file. Checked by sampling this process's resident size while streaming, not by timing.
 @Suite struct LargeStreamTests {
-    @Test func aGibibyteStreamsWithBoundedMemory() async throws {
+    /// Under the thread sanitizer every byte costs many times more and its shadow memory blurs the resident size:
+    /// the memory bound is checked in the plain run only.
+    static var underThreadSanitizer: Bool { ProcessInfo.processInfo.environment["STORIES_SANITIZER"] == "thread" }
+
+    @Test(.disabled(if: underThreadSanitizer, "memory bound is measured without the thread sanitizer"))
+    func aGibibyteStreamsWithBoundedMemory() async throws {
         let h = try await LoaderHarness()
         try h.store.close()
         h.store = try CacheStore(directory: h.dir.url, configuration: testConfiguration {
