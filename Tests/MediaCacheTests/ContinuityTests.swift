@@ -47,7 +47,7 @@ import Testing
         let loader = h.loader
         let url = h.url("v.mp4")
         let reader = Task { try? await loader.data(LoadingRequest(url: url)) }
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(120)
         while h.origin.pausedResponses == 0, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(2))
         }

@@ -5,7 +5,9 @@ import Testing
 @testable import MediaCache
 
 /// The fault catalogue through the loader: right bytes or one clear error, never others, and a healthy cache after.
-@Suite struct FaultOriginTests {
+/// One scenario at a time: fifteen faulty downloads at once would load a small machine enough to slow the
+/// tests that run beside them.
+@Suite(.serialized) struct FaultOriginTests {
     static let v1 = content(400_000, seed: 11)
     static let v2 = content(400_000, seed: 12)
     static let scenarios = FaultScenario.all(v1: v1, v2: v2)

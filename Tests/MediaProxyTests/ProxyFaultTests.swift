@@ -4,7 +4,9 @@ import Testing
 
 /// The fault catalogue through the proxy: a full right body, or an error status or a connection cut short of its
 /// Content-Length; never a complete-looking wrong body.
-@Suite struct ProxyFaultTests {
+/// One scenario at a time: fifteen faulty downloads at once would load a small machine enough to slow the
+/// tests that run beside them.
+@Suite(.serialized) struct ProxyFaultTests {
     static let v1 = (0..<400_000).map { UInt8(truncatingIfNeeded: $0 &* 13 ^ $0 >> 7) }
     static let v2 = (0..<400_000).map { UInt8(truncatingIfNeeded: $0 &* 29 ^ $0 >> 5) }
 

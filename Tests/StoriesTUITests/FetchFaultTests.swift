@@ -4,7 +4,9 @@ import Testing
 
 /// The fault catalogue through `stories-tui fetch`: the right file and exit 0, or one line on stderr and exit 1;
 /// never a wrong file, and a later fetch gives the origin's current content.
-@Suite struct FetchFaultTests {
+/// One scenario at a time: fifteen faulty downloads at once would load a small machine enough to slow the
+/// tests that run beside them.
+@Suite(.serialized) struct FetchFaultTests {
     static let v1 = sampleBytes(400_000)
     static let v2 = Array(sampleBytes(400_000).reversed())
 

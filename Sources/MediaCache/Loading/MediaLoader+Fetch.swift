@@ -61,38 +61,34 @@ extension MediaLoader {
             }
         }
         let requestStart = overlap?.lowerBound ?? start
-        let rangeHeader = "bytes=\(requestStart)-" + (initialTarget.map { String($0 - 1) } ?? "")
         eventLog?.emit(
-            "fetch_start", ["url": url.absoluteString, "range": rangeHeader, "ifRange": validator as Any])
+            "fetch_start",
+            [
+                "url": url.absoluteString,
+                "range": "bytes=\(requestStart)-" + (initialTarget.map { String($0 - 1) } ?? ""),
+                "ifRange": validator as Any,
+            ])
         transfer.withLockedValue { $0.requests += 1 }
-        let response = try await fetcher.send(url: url, method: .GET, range: rangeHeader, ifRange: validator)
-        var metadata = ResourceMetadata(
-            url: url.absoluteString, contentLength: nil, contentType: response.contentType, etag: response.etag,
-            lastModified: response.lastModified)
+        let response: OriginResponse
         var writeOffset: Int64
-        switch response.status {
-        case 206:
-            guard let contentRange = response.contentRangeHeader.flatMap(ContentRange.init),
-                let range = contentRange.range, range.lowerBound == requestStart,
-                initialTarget.map({ range.upperBound < $0 }) ?? true
-            else { throw OriginError.badContentRange(url: url.absoluteString, header: response.contentRangeHeader) }
-            metadata.contentLength = contentRange.completeLength
-            writeOffset = requestStart
-        case 200:
+        var length: Int64?
+        switch try await fetcher.rangedGet(url: url, from: requestStart, to: initialTarget, ifRange: validator) {
+        case .partial(let total, let answer):
+            (response, length, writeOffset) = (answer, total, requestStart)
+        case .whole(let declared, let answer):
             // The whole body from byte 0: the origin ignored Range, or If-Range found a new version.
-            metadata.contentLength = response.declaredLength
-            writeOffset = 0
+            (response, length, writeOffset) = (answer, declared, 0)
             if start > 0 { coordinator.change(key) { $0.restartedFromZero(fetchID: fetchID) } }
-        case 416:
-            let length = response.contentRangeHeader.flatMap(ContentRange.init)?.completeLength
-            if let length, let known = cached?.metadata.contentLength, known != length {
-                metadata.contentLength = length
-                _ = try store.prepare(key: key, metadata: metadata)
+        case .notSatisfiable(let total):
+            if let total, let known = cached?.metadata.contentLength, known != total, var changed = cached?.metadata {
+                changed.contentLength = total
+                _ = try store.prepare(key: key, metadata: changed)
             }
-            throw OriginError.rangeNotSatisfiable(url: url.absoluteString, length: length)
-        default:
-            throw OriginError.httpStatus(url: url.absoluteString, status: response.status, reason: response.reason)
+            throw OriginError.rangeNotSatisfiable(url: url.absoluteString, length: total)
         }
+        var metadata = ResourceMetadata(
+            url: url.absoluteString, contentLength: length, contentType: response.contentType, etag: response.etag,
+            lastModified: response.lastModified)
         coordinator.change(key) { $0.answered(metadata) }
         var generation: Int64
         let admission: Admission
@@ -216,18 +212,14 @@ extension MediaLoader {
         guard let run = cached.ranges.ranges.last else { return }
         let probe = Swift.max(run.lowerBound, run.upperBound - Self.continuityOverlap)..<run.upperBound
         transfer.withLockedValue { $0.requests += 1 }
-        let response = try await fetcher.send(
-            url: url, method: .GET, range: "bytes=\(probe.lowerBound)-\(probe.upperBound - 1)")
-        var metadata = ResourceMetadata(
-            url: url.absoluteString, contentLength: nil, contentType: response.contentType, etag: response.etag,
+        // Anything but a 206 (an origin ignoring Range, 416) the main request meets too and handles there: a
+        // whole body is compared with every cached byte as it is written.
+        guard case .partial(let total, let response) = try await fetcher.rangedGet(
+            url: url, from: probe.lowerBound, to: probe.upperBound, ifRange: nil)
+        else { return }
+        let metadata = ResourceMetadata(
+            url: url.absoluteString, contentLength: total, contentType: response.contentType, etag: response.etag,
             lastModified: response.lastModified)
-        // Anything but a 206 (an origin ignoring Range, 416, errors) the main request meets too and handles there:
-        // a whole body is compared with every cached byte as it is written.
-        guard response.status == 206 else { return }
-        guard let contentRange = response.contentRangeHeader.flatMap(ContentRange.init),
-            contentRange.range?.lowerBound == probe.lowerBound
-        else { throw OriginError.badContentRange(url: url.absoluteString, header: response.contentRangeHeader) }
-        metadata.contentLength = contentRange.completeLength
         var offset = probe.lowerBound
         if metadata.isDifferentVersion(from: cached.metadata) { return }  // the main request replaces it anyway
         var body = OriginBodyStream(response, url: url, configuration: fetcher.configuration)

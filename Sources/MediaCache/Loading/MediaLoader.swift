@@ -20,7 +20,8 @@ public struct LoaderConfiguration: Sendable, Equatable {
     public var retryBackoff: TimeInterval = 0.25
     /// Longest retry delay in seconds.
     public var retryBackoffCap: TimeInterval = 4
-    /// Check a cached copy against the origin (HEAD) once per resource and session before serving it.
+    /// Check a cached copy against the origin (HEAD) once per resource and session, beside serving it (see
+    /// `validate(url:key:waitingAtMost:)` to wait for the answer).
     public var revalidate = true
     /// Origin timeouts and redirects.
     public var client = OriginClientConfiguration()

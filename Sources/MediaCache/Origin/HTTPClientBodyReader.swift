@@ -21,38 +21,27 @@ final class HTTPClientBodyReader {
     static func open(
         fetcher: OriginFetcher, url: URL, offset: Int64, end: Int64?, continuing: ResourceMetadata? = nil
     ) async throws -> HTTPClientBodyReader {
-        let range = "bytes=\(offset)-" + (end.map { String($0 - 1) } ?? "")
         let validator = continuing.flatMap(MediaLoader.ifRangeValidator)
-        let response = try await fetcher.send(url: url, method: .GET, range: range, ifRange: validator)
-        if let continuing, response.status == 200 || response.status == 206 {
+        let answer = try await fetcher.rangedGet(url: url, from: offset, to: end, ifRange: validator)
+        let response: OriginResponse
+        let length: Int64?
+        let skip: Int64
+        switch answer {
+        case .partial(let total, let partial): (response, length, skip) = (partial, total, 0)
+        case .whole(let declared, let whole): (response, length, skip) = (whole, declared, offset)
+        case .notSatisfiable(let total):
+            throw OriginError.rangeNotSatisfiable(url: url.absoluteString, length: total)
+        }
+        if let continuing {
             // A 200 is either a new version or an origin that ignores Range: its validators tell which.
-            let length = response.status == 206
-                ? response.contentRangeHeader.flatMap(ContentRange.init)?.completeLength
-                : response.declaredLength
             let answered = ResourceMetadata(
                 url: url.absoluteString, contentLength: length, etag: response.etag, lastModified: response.lastModified)
             if answered.isDifferentVersion(from: continuing) {
                 throw OriginError.resourceChanged(url: url.absoluteString)
             }
         }
-        switch response.status {
-        case 206:
-            guard let contentRange = response.contentRangeHeader.flatMap(ContentRange.init),
-                contentRange.range?.lowerBound == offset
-            else { throw OriginError.badContentRange(url: url.absoluteString, header: response.contentRangeHeader) }
-            return HTTPClientBodyReader(
-                body: OriginBodyStream(response, url: url, configuration: fetcher.configuration), skip: 0, url: url)
-        case 200:
-            return HTTPClientBodyReader(
-                body: OriginBodyStream(response, url: url, configuration: fetcher.configuration), skip: offset,
-                url: url)
-        case 416:
-            throw OriginError.rangeNotSatisfiable(
-                url: url.absoluteString,
-                length: response.contentRangeHeader.flatMap(ContentRange.init)?.completeLength)
-        default:
-            throw OriginError.httpStatus(url: url.absoluteString, status: response.status, reason: response.reason)
-        }
+        return HTTPClientBodyReader(
+            body: OriginBodyStream(response, url: url, configuration: fetcher.configuration), skip: skip, url: url)
     }
 
     /// The next bytes (at most `limit` when given), or nil at the end of the body.
