@@ -20,7 +20,7 @@ final class ProxyHarness {
         var configuration = CacheConfiguration()
         configuration.minimumFreeDiskBytes = 0
         store = try CacheStore(directory: directory, configuration: configuration)
-        loader = MediaLoader(store: store)
+        loader = MediaLoader(store: store, configuration: Self.loaderConfiguration)
         proxy = try await ProxyServer(loader: loader)
     }
 
@@ -32,8 +32,16 @@ final class ProxyHarness {
         var configuration = CacheConfiguration()
         configuration.minimumFreeDiskBytes = 0
         store = try CacheStore(directory: directory, configuration: configuration)
-        loader = MediaLoader(store: store)
+        loader = MediaLoader(store: store, configuration: Self.loaderConfiguration)
         proxy = try await ProxyServer(loader: loader)
+    }
+
+    /// Generous origin timeouts: a slow run (the thread sanitizer, a loaded machine) must not turn into retries.
+    static var loaderConfiguration: LoaderConfiguration {
+        var configuration = LoaderConfiguration()
+        configuration.client.connectTimeout = 30
+        configuration.client.readTimeout = 30
+        return configuration
     }
 
     func mediaURL(_ path: String) -> String { proxy.mediaURL(for: origin.url(path)) }
@@ -61,7 +69,7 @@ func httpGet(_ url: String, range: String? = nil, method: HTTPMethod = .GET, hea
     request.method = method
     if let range { request.headers.add(name: "Range", value: range) }
     for (name, value) in headers { request.headers.add(name: name, value: value) }
-    let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+    let response = try await HTTPClient.shared.execute(request, timeout: .seconds(120))
     var body: [UInt8] = []
     for try await chunk in response.body { body.append(contentsOf: chunk.readableBytesView) }
     return (Int(response.status.code), response.headers, body)

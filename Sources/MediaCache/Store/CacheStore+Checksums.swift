@@ -33,31 +33,47 @@ extension CacheStore {
         }
     }
 
-    /// Checks every block of `range` not yet checked in this process against its checksum. A block recorded
-    /// before checksums existed gets one now (from the bytes as they are). A block that fails is dropped from the
-    /// cache (logged) and `corruptData` is thrown: the caller fetches those bytes again.
-    func verifyLocked(_ s: inout StoreState, _ key: CacheKey, _ range: ByteRange) throws {
+    /// Checks every block of `range` not yet checked in this process against its checksum, reading the blocks and
+    /// `range` in one read; returns that read (its range and bytes) so the caller need not read `range` again, or
+    /// nil when every block was checked before. A block recorded before checksums existed gets one now (from the
+    /// bytes as they are). A block that fails is dropped from the cache (logged) and `corruptData` is thrown: the
+    /// caller fetches those bytes again.
+    @discardableResult
+    func verifyLocked(_ s: inout StoreState, _ key: CacheKey, _ range: ByteRange) throws -> (ByteRange, [UInt8])? {
         guard configuration.verifiesChecksums, let blocks = BlockChecksums.blocks(overlapping: range),
-            var entry = s.entries[key]
-        else { return }
+            let entry = s.entries[key]
+        else { return nil }
+        var pending: [(block: Int64, sum: BlockChecksums.Sum?, checked: ByteRange)] = []
         for block in blocks where !entry.verified.contains(block) {
             let sum = entry.checksums[block]
+            // Several runs in one block, or bytes not yet recorded: nothing to check against.
             guard let checked = sum?.range ?? BlockChecksums.run(of: block, in: entry.info.ranges),
                 entry.written.contains(checked)
-            else { continue }  // several runs in one block, or bytes not yet recorded: nothing to check against
-            let file = try fileLocked(&s, key)
-            let bytes = try file.read(count: checked.count, at: checked.lowerBound)
-            let crc = BlockChecksums.crc(bytes)
-            if let sum, sum.crc != crc {
-                try dropCorruptLocked(&s, key, checked)
-                throw CacheError.corruptData(key, checked)
-            }
-            guard var current = s.entries[key] else { return }
-            if sum == nil { current.checksums[block] = BlockChecksums.Sum(range: checked, crc: crc) }
-            current.verified.insert(block)
-            s.entries[key] = current
-            entry = current
+            else { continue }
+            pending.append((block, sum, checked))
         }
+        guard !pending.isEmpty else { return nil }
+        // Each checked run overlaps `range` (a block's one run holds the part of `range` inside it), so together
+        // they are one contiguous span of cached bytes.
+        let low = pending.map(\.checked.lowerBound).min() ?? range.lowerBound
+        let high = pending.map(\.checked.upperBound).max() ?? range.upperBound
+        let span = Swift.min(low, range.lowerBound)..<Swift.max(high, range.upperBound)
+        let bytes = try fileLocked(&s, key).read(count: span.count, at: span.lowerBound)
+        for item in pending {
+            let from = Int(item.checked.lowerBound - span.lowerBound)
+            let crc = bytes.withUnsafeBytes {
+                BlockChecksums.crc(UnsafeRawBufferPointer(rebasing: $0[from..<(from + item.checked.count)]))
+            }
+            if let sum = item.sum, sum.crc != crc {
+                try dropCorruptLocked(&s, key, item.checked)
+                throw CacheError.corruptData(key, item.checked)
+            }
+            guard var current = s.entries[key] else { return nil }
+            if item.sum == nil { current.checksums[item.block] = BlockChecksums.Sum(range: item.checked, crc: crc) }
+            current.verified.insert(item.block)
+            s.entries[key] = current
+        }
+        return (span, bytes)
     }
 
     /// Forgets `range` of `key` (its bytes failed their checksum): a complete file becomes partial again.
