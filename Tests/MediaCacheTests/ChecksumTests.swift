@@ -22,6 +22,20 @@ import Testing
         #expect(BlockChecksums.crc(long) != BlockChecksums.crc(Array(long.dropLast())))
     }
 
+    @Test func theFastCRCAgreesWithTheTableOneAtEveryLengthAndAlignment() {
+        var g = SeededGenerator(seed: 32)
+        let data = (0..<200_000).map { _ in UInt8.random(in: 0...255, using: &g) }
+        // Around the three-stream sizes (3 × 8192 and 3 × 256 bytes) and odd offsets.
+        let lengths = [0, 1, 7, 8, 9, 255, 767, 768, 769, 24_575, 24_576, 24_577, 65_536, 100_003, 199_990]
+        for length in lengths {
+            for start in [0, 1, 3, 8] where start + length <= data.count {
+                let slice = Array(data[start..<(start + length)])
+                #expect(BlockChecksums.crc(slice) == BlockChecksums.portableCRC(slice), "length \(length) at \(start)")
+            }
+        }
+        #expect(BlockChecksums.portableCRC(Array("123456789".utf8)) == 0xE306_9283)
+    }
+
     @Test func checksumsSurviveTheirEncoding() {
         var sums = BlockChecksums()
         sums[0] = .init(range: 0..<65_536, crc: 7)

@@ -30,6 +30,11 @@ struct BlockChecksums: Equatable, Sendable {
     /// The CRC-32C of `bytes`.
     static func crc(_ bytes: [UInt8]) -> UInt32 { bytes.withUnsafeBytes { crc($0) } }
 
+    /// The CRC-32C of `bytes` computed with tables only (the reference the fast path is tested against).
+    static func portableCRC(_ bytes: [UInt8]) -> UInt32 {
+        bytes.withUnsafeBytes { raw in raw.baseAddress.map { media_crc32c_portable(0, $0, raw.count) } ?? 0 }
+    }
+
     /// Block numbers overlapping `range`.
     static func blocks(overlapping range: ByteRange) -> ClosedRange<Int64>? {
         guard !range.isEmpty else { return nil }
