@@ -96,15 +96,7 @@ extension CacheStore {
             s.entries[key] = entry
             return
         }
-        if entry.info.state == .complete {
-            let from = (mediaDirectory as NSString).appendingPathComponent(key.hex)
-            let to = (tempDirectory as NSString).appendingPathComponent(key.hex)
-            s.files.removeValue(forKey: key)
-            try DataFile.rename(from: from, to: to)
-            entry.info.state = .partial
-            s.completeBytes -= entry.written.total
-            s.partialBytes += entry.written.total
-        }
+        if entry.info.state == .complete { try refileLocked(&s, &entry, as: .partial) }
         s.entries[key] = entry
         try index.save(entry.info, checksums: entry.checksums)
     }

@@ -228,16 +228,20 @@ extension CacheStore {
         entry.info.ranges = durable
         entry.unrecordedBytes = entry.written.total - durable.total
         entry.lastRecorded = now()
-        if completing {
-            let from = (tempDirectory as NSString).appendingPathComponent(key.hex)
-            let to = (mediaDirectory as NSString).appendingPathComponent(key.hex)
-            s.files.removeValue(forKey: key)
-            try DataFile.rename(from: from, to: to)
-            entry.info.state = .complete
-            s.partialBytes -= entry.written.total
-            s.completeBytes += entry.written.total
-        }
+        if completing { try refileLocked(&s, &entry, as: .complete) }
         s.entries[key] = entry
         try index.save(entry.info, checksums: entry.checksums)
+    }
+
+    /// Moves an entry's data file between `temp/` and `media/` as it becomes `state`, moving its bytes between the
+    /// partial and complete totals (the caller stores the entry).
+    func refileLocked(_ s: inout StoreState, _ entry: inout StoreEntry, as state: ResourceState) throws {
+        guard entry.info.state != state else { return }
+        let from = path(for: entry)
+        entry.info.state = state
+        s.files.removeValue(forKey: entry.info.key)
+        try DataFile.rename(from: from, to: path(for: entry))
+        s.subtract(entry.written.total, from: state == .complete ? .partial : .complete)
+        if state == .complete { s.completeBytes += entry.written.total } else { s.partialBytes += entry.written.total }
     }
 }
