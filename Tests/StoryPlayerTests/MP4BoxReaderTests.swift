@@ -46,6 +46,8 @@ import Testing
         var tooSmall = good
         tooSmall.replaceSubrange(moovAt..<moovAt + 4, with: MP4Fixture.be32(4))
         let huge64 = ftyp + MP4Fixture.be32(1) + Array("mdat".utf8) + [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]
+        // A 64-bit size that fits Int64 but overflows when added to the box's offset (found by the fuzzer).
+        let overflow64 = ftyp + MP4Fixture.be32(1) + Array("mdat".utf8) + [0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]
         var nested = MP4Fixture.box("mvhd", [1, 2, 3])
         for _ in 0..<40 { nested = MP4Fixture.box("trak", nested) }
         let deep = ftyp + MP4Fixture.box("moov", nested) + MP4Fixture.box("mdat", [1])
@@ -56,6 +58,8 @@ import Testing
             ("size past the end", pastEnd, .badBoxSize(type: "moov", offset: Int64(moovAt), size: 1 << 30)),
             ("size below header", tooSmall, .badBoxSize(type: "moov", offset: Int64(moovAt), size: 4)),
             ("absurd 64-bit size", huge64, .badBoxSize(type: "mdat", offset: Int64(ftyp.count), size: UInt64.max)),
+            ("64-bit size overflowing the offset", overflow64,
+             .badBoxSize(type: "mdat", offset: Int64(ftyp.count), size: UInt64(Int64.max))),
             ("truncated header", Array(ftyp.prefix(6)), .notMP4),
             ("truncated box", ftyp + MP4Fixture.be32(100) + Array("moov".utf8), .badBoxSize(type: "moov", offset: 12, size: 100)),
             ("absurd nesting", deep, .tooDeep(offset: Int64(8 * 9 + 8))),

@@ -126,7 +126,7 @@ public enum MP4BoxReader {
         } else if size32 == 0 {
             size = UInt64(limit - offset)  // extends to the end
         }
-        guard size >= UInt64(headerSize), size <= UInt64(Int64.max), offset + Int64(size) <= limit else {
+        guard size >= UInt64(headerSize), size <= UInt64(Int64.max), offset <= limit, Int64(size) <= limit - offset else {
             throw MP4Error.badBoxSize(type: type, offset: offset, size: size)
         }
         return BoxHeader(type: type, size: Int64(size), headerSize: headerSize)
