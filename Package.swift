@@ -50,9 +50,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // FFmpeg's demuxer, decoders and scaler: the story's picture.
+        .systemLibrary(
+            name: "CFFmpeg",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswscale-dev", "libavutil-dev"])]
+        ),
         .target(
             name: "StoryPlayer",
-            dependencies: ["MediaCache", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]
+            dependencies: ["MediaCache", "CFFmpeg", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]
         ),
         .systemLibrary(
             name: "CNcurses",

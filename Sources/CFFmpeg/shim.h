@@ -1,0 +1,27 @@
+#ifndef STORIES_CFFMPEG_SHIM_H
+#define STORIES_CFFMPEG_SHIM_H
+
+// FFmpeg 5.1's demuxer, decoder and scaler (Debian: libavformat-dev libavcodec-dev libswscale-dev libavutil-dev).
+#include <libavformat/avformat.h>
+#include <libavformat/avio.h>
+#include <libavcodec/avcodec.h>
+#include <libswscale/swscale.h>
+#include <libavutil/avutil.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/error.h>
+#include <libavutil/log.h>
+#include <errno.h>
+
+// Function-like macros Swift cannot import.
+static inline int stories_averror_eof(void) { return AVERROR_EOF; }
+static inline int stories_averror_eagain(void) { return AVERROR(EAGAIN); }
+static inline int stories_averror_eio(void) { return AVERROR(EIO); }
+static inline int stories_averror_exit(void) { return AVERROR_EXIT; }
+static inline int stories_averror_invaliddata(void) { return AVERROR_INVALIDDATA; }
+static inline int stories_averror_decoder_not_found(void) { return AVERROR_DECODER_NOT_FOUND; }
+static inline int stories_avseek_size(void) { return AVSEEK_SIZE; }
+static inline int stories_avseek_force(void) { return AVSEEK_FORCE; }
+static inline int64_t stories_av_nopts_value(void) { return AV_NOPTS_VALUE; }
+static inline int stories_av_log_quiet(void) { return AV_LOG_QUIET; }
+
+#endif

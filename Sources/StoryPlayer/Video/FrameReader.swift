@@ -1,0 +1,237 @@
+import CFFmpeg
+import Foundation
+
+/// Why a video could not be decoded, as one line for the story area.
+public struct VideoDecodeError: Error, CustomStringConvertible, Equatable {
+    /// What went wrong.
+    public let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The demuxer's I/O: reads and seeks go to a `LoaderByteSource`, never to a file or socket of its own.
+private final class AVIOBridge {
+    let source: LoaderByteSource
+    var position: Int64 = 0
+    /// Set when a read failed for a reason other than the end of the video.
+    var failure: Error?
+    init(source: LoaderByteSource) { self.source = source }
+}
+
+private let avioRead: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<UInt8>?, Int32) -> Int32 = {
+    opaque, buffer, size in
+    guard let opaque, let buffer, size > 0 else { return stories_averror_eio() }
+    let bridge = Unmanaged<AVIOBridge>.fromOpaque(opaque).takeUnretainedValue()
+    do {
+        let count = try bridge.source.read(
+            into: UnsafeMutableRawBufferPointer(start: buffer, count: Int(size)), at: bridge.position)
+        if count == 0 { return stories_averror_eof() }
+        bridge.position += Int64(count)
+        return Int32(count)
+    } catch {
+        bridge.failure = error
+        return stories_averror_exit()
+    }
+}
+
+private let avioSeek: @convention(c) (UnsafeMutableRawPointer?, Int64, Int32) -> Int64 = { opaque, offset, whence in
+    guard let opaque else { return -1 }
+    let bridge = Unmanaged<AVIOBridge>.fromOpaque(opaque).takeUnretainedValue()
+    let length = bridge.source.length
+    let mode = whence & ~stories_avseek_force()
+    if mode == stories_avseek_size() { return length }
+    let target: Int64
+    switch mode {
+    case SEEK_SET: target = offset
+    case SEEK_CUR: target = bridge.position + offset
+    case SEEK_END: target = length + offset
+    default: return -1
+    }
+    guard target >= 0, target <= length else { return -1 }
+    bridge.position = target
+    return target
+}
+
+/// The first video stream of a file read through a `LoaderByteSource`, decoded frame by frame and scaled to RGB.
+/// Blocking: it lives on the decoder's own thread and is used by it only.
+final class FrameReader {
+    private let bridge: AVIOBridge
+    private var format: UnsafeMutablePointer<AVFormatContext>?
+    private var codec: UnsafeMutablePointer<AVCodecContext>?
+    private var packet: UnsafeMutablePointer<AVPacket>?
+    private var scaler: OpaquePointer?
+    private let streamIndex: Int32
+    private let timeBase: Double
+    private let startTime: Int64
+    private var draining = false
+    /// Pixels across and down of the coded picture.
+    let width: Int
+    let height: Int
+    /// Frames per second, when the stream says.
+    let frameRate: Double?
+
+    /// Opens the video: reads its header through `source` and sets up the decoder for its first video stream.
+    init(source: LoaderByteSource) throws {
+        bridge = AVIOBridge(source: source)
+        av_log_set_level(stories_av_log_quiet())
+        guard let context = avformat_alloc_context() else { throw VideoDecodeError("out of memory") }
+        let bufferSize = 64 * 1024
+        guard let buffer = av_malloc(bufferSize) else {
+            avformat_free_context(context)
+            throw VideoDecodeError("out of memory")
+        }
+        let opaque = Unmanaged.passUnretained(bridge).toOpaque()
+        guard let io = avio_alloc_context(
+            buffer.assumingMemoryBound(to: UInt8.self), Int32(bufferSize), 0, opaque, avioRead, nil, avioSeek)
+        else {
+            av_free(buffer)
+            avformat_free_context(context)
+            throw VideoDecodeError("out of memory")
+        }
+        context.pointee.pb = io
+        context.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+        var opened: UnsafeMutablePointer<AVFormatContext>? = context
+        let status = avformat_open_input(&opened, nil, nil, nil)
+        format = opened
+        var ioRef: UnsafeMutablePointer<AVIOContext>? = io
+        if status < 0 {
+            // avformat_open_input frees the context on failure; the I/O context is ours.
+            format = nil
+            Self.freeIO(&ioRef)
+            throw bridge.failure.map { VideoDecodeError("cannot read the video: \($0)") }
+                ?? VideoDecodeError("not a video this player can read (\(Self.message(status)))")
+        }
+        guard avformat_find_stream_info(opened, nil) >= 0 else {
+            Self.close(format: &format, io: &ioRef)
+            throw VideoDecodeError("cannot find the video's streams")
+        }
+        var decoder: UnsafePointer<AVCodec>?
+        let index = av_find_best_stream(opened, AVMEDIA_TYPE_VIDEO, -1, -1, &decoder, 0)
+        guard index >= 0, let decoder, let stream = opened?.pointee.streams[Int(index)] else {
+            Self.close(format: &format, io: &ioRef)
+            throw VideoDecodeError(
+                index == stories_averror_decoder_not_found() ? "no decoder for this video's codec" : "the file holds no video stream")
+        }
+        guard let codecContext = avcodec_alloc_context3(decoder) else {
+            Self.close(format: &format, io: &ioRef)
+            throw VideoDecodeError("out of memory")
+        }
+        codec = codecContext
+        avcodec_parameters_to_context(codecContext, stream.pointee.codecpar)
+        codecContext.pointee.thread_count = 1
+        guard avcodec_open2(codecContext, decoder, nil) >= 0 else {
+            avcodec_free_context(&codec)
+            Self.close(format: &format, io: &ioRef)
+            throw VideoDecodeError("cannot open the decoder for \(String(cString: decoder.pointee.name))")
+        }
+        streamIndex = index
+        timeBase = av_q2d(stream.pointee.time_base)
+        startTime = stream.pointee.start_time == stories_av_nopts_value() ? 0 : stream.pointee.start_time
+        width = Int(codecContext.pointee.width)
+        height = Int(codecContext.pointee.height)
+        let rate = stream.pointee.avg_frame_rate
+        frameRate = rate.num > 0 && rate.den > 0 ? av_q2d(rate) : nil
+        packet = av_packet_alloc()
+        guard width > 0, height > 0 else {
+            throw VideoDecodeError("the video has no picture size")
+        }
+    }
+
+    deinit {
+        av_packet_free(&packet)
+        avcodec_free_context(&codec)
+        var io = format?.pointee.pb
+        Self.close(format: &format, io: &io)
+        if let scaler { sws_freeContext(scaler) }
+    }
+
+    private static func close(
+        format: inout UnsafeMutablePointer<AVFormatContext>?, io: inout UnsafeMutablePointer<AVIOContext>?
+    ) {
+        if format != nil { avformat_close_input(&format) }
+        freeIO(&io)
+    }
+
+    private static func freeIO(_ io: inout UnsafeMutablePointer<AVIOContext>?) {
+        guard let context = io else { return }
+        av_freep(&context.pointee.buffer)
+        avio_context_free(&io)
+    }
+
+    /// The text of a libav error code.
+    static func message(_ code: Int32) -> String {
+        var buffer = [CChar](repeating: 0, count: 128)
+        av_strerror(code, &buffer, buffer.count)
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Decodes the next frame into `frame` and returns its time in seconds; nil at the end of the video.
+    func decode(into frame: UnsafeMutablePointer<AVFrame>) throws -> Double? {
+        guard let codec, let packet, let format else { return nil }
+        while true {
+            let received = avcodec_receive_frame(codec, frame)
+            if received == 0 {
+                let stamp = frame.pointee.best_effort_timestamp
+                let pts = stamp == stories_av_nopts_value() ? frame.pointee.pts : stamp
+                return pts == stories_av_nopts_value() ? 0 : Double(pts - startTime) * timeBase
+            }
+            if received == stories_averror_eof() { return nil }
+            guard received == stories_averror_eagain() else {
+                throw VideoDecodeError("the video's data is damaged (\(Self.message(received)))")
+            }
+            if draining { return nil }
+            let read = av_read_frame(format, packet)
+            if read < 0 {
+                if let failure = bridge.failure { throw VideoDecodeError("cannot read the video: \(failure)") }
+                guard read == stories_averror_eof() else {
+                    throw VideoDecodeError("cannot read the video (\(Self.message(read)))")
+                }
+                draining = true
+                avcodec_send_packet(codec, nil)
+                continue
+            }
+            defer { av_packet_unref(packet) }
+            guard packet.pointee.stream_index == streamIndex else { continue }
+            let sent = avcodec_send_packet(codec, packet)
+            if sent < 0, sent != stories_averror_eagain() {
+                throw VideoDecodeError("the video's data is damaged (\(Self.message(sent)))")
+            }
+        }
+    }
+
+    /// Moves to the last key frame at or before `seconds`; the next decoded frames start there.
+    func seek(to seconds: Double) throws {
+        guard let format, let codec else { return }
+        let stamp = startTime + Int64(Swift.max(0, seconds) / timeBase)
+        let status = av_seek_frame(format, streamIndex, stamp, AVSEEK_FLAG_BACKWARD)
+        if status < 0 {
+            if let failure = bridge.failure { throw VideoDecodeError("cannot read the video: \(failure)") }
+            throw VideoDecodeError("cannot seek in the video (\(Self.message(status)))")
+        }
+        avcodec_flush_buffers(codec)
+        draining = false
+    }
+
+    /// `frame` scaled to `size`, as RGB.
+    func scale(_ frame: UnsafeMutablePointer<AVFrame>, to size: (width: Int, height: Int)) -> [UInt8] {
+        let width = Int32(size.width), height = Int32(size.height)
+        scaler = sws_getCachedContext(
+            scaler, frame.pointee.width, frame.pointee.height, AVPixelFormat(frame.pointee.format),
+            width, height, AV_PIX_FMT_RGB24, SWS_AREA, nil, nil, nil)
+        var rgb = [UInt8](repeating: 0, count: size.width * size.height * 3)
+        guard let scaler else { return rgb }
+        rgb.withUnsafeMutableBufferPointer { output in
+            var planes: [UnsafeMutablePointer<UInt8>?] = [output.baseAddress, nil, nil, nil]
+            var strides: [Int32] = [width * 3, 0, 0, 0]
+            withUnsafePointer(to: frame.pointee.data) { data in
+                data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { sources in
+                    withUnsafePointer(to: frame.pointee.linesize) { lines in
+                        lines.withMemoryRebound(to: Int32.self, capacity: 8) { lineSizes in
+                            _ = sws_scale(scaler, sources, lineSizes, 0, frame.pointee.height, &planes, &strides)
+                        }
+                    }
+                }
+            }
+        }
+        return rgb
+    }
+}

@@ -1,0 +1,192 @@
+import CFFmpeg
+import Foundation
+import MediaCache
+
+/// Decodes a story's video on a thread of its own (libav calls block) and keeps the frame for the playhead: the
+/// player moves the target time, the decoder decodes up to it, shows the last frame that is due and drops the ones
+/// a later frame overtook (never queued). Every byte comes through `MediaLoader`.
+public final class VideoDecoder: @unchecked Sendable {
+    struct Shared {
+        var target: Double = 0
+        var seekTarget: Double?
+        var box: (width: Int, height: Int)
+        var stopped = false
+        var frame: VideoFrame?
+        var counts = FrameCounts()
+        var failure: VideoDecodeError?
+        var ended = false
+        var frameRate: Double?
+        /// Bumped by every change the thread must look at.
+        var wake = 0
+    }
+
+    private let source: LoaderByteSource
+    private let condition = NSCondition()
+    private var shared: Shared
+
+    /// A decoder of `url` (cached under `key`, `length` bytes), scaling frames to fit `box` pixels (a cell of the
+    /// stories screen is two pixels tall).
+    public init(loader: MediaLoader, url: URL, key: CacheKey, length: Int64, box: (width: Int, height: Int)) {
+        source = LoaderByteSource(loader: loader, url: url, key: key, length: length)
+        shared = Shared(box: box)
+    }
+
+    deinit { stop() }
+
+    /// Starts decoding on a new thread; the first frame is ready when `frame` is non-nil.
+    public func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "stories-tui.video"
+        thread.stackSize = 4 << 20
+        thread.start()
+    }
+
+    /// Stops the thread (a blocked read is woken); the last frame stays readable.
+    public func stop() {
+        changing { $0.stopped = true }
+        source.cancel()
+    }
+
+    /// Shows the frame due at `seconds` next.
+    public func show(at seconds: Double) {
+        changing { s in
+            s.target = seconds
+        }
+    }
+
+    /// Jumps to `seconds`: decoding restarts at the key frame before it, and the frame at it is shown.
+    public func seek(to seconds: Double) {
+        changing { s in
+            s.seekTarget = seconds
+            s.target = seconds
+        }
+    }
+
+    /// Fits later frames to `box` pixels.
+    public func resize(to box: (width: Int, height: Int)) {
+        changing { s in
+            s.box = box
+        }
+    }
+
+    /// The frame on screen now, nil until the first is decoded.
+    public var frame: VideoFrame? { locked { $0.frame } }
+    /// Frames shown and dropped so far.
+    public var counts: FrameCounts { locked { $0.counts } }
+    /// Why decoding failed, if it did.
+    public var failure: VideoDecodeError? { locked { $0.failure } }
+    /// Frames per second, once the video is open.
+    public var frameRate: Double? { locked { $0.frameRate } }
+    /// Bytes the decoder read through the loader.
+    public var bytesRead: Int64 { source.bytesRead }
+
+    private func locked<T>(_ body: (inout Shared) -> T) -> T {
+        condition.lock()
+        defer { condition.unlock() }
+        return body(&shared)
+    }
+
+    /// Changes what the decoding thread works towards and wakes it.
+    private func changing(_ body: (inout Shared) -> Void) {
+        condition.lock()
+        defer { condition.unlock() }
+        body(&shared)
+        shared.wake &+= 1
+        condition.broadcast()
+    }
+
+    /// Waits until something changed since `seen` (or the decoder was stopped); returns the state then.
+    private func waitForChange(since seen: Int) -> Shared {
+        condition.lock()
+        defer { condition.unlock() }
+        while shared.wake == seen, !shared.stopped { condition.wait() }
+        return shared
+    }
+
+    private func run() {
+        do {
+            let reader = try FrameReader(source: source)
+            locked { $0.frameRate = reader.frameRate }
+            try decodeLoop(reader)
+        } catch {
+            let stopped = locked { $0.stopped }
+            guard !stopped else { return }
+            let failure = (error as? VideoDecodeError) ?? VideoDecodeError("cannot read the video: \(error)")
+            locked { $0.failure = failure }
+        }
+    }
+
+    private func decodeLoop(_ reader: FrameReader) throws {
+        guard let pending = av_frame_alloc(), let due = av_frame_alloc() else { throw VideoDecodeError("out of memory") }
+        var pendingFrame: UnsafeMutablePointer<AVFrame>? = pending
+        var dueFrame: UnsafeMutablePointer<AVFrame>? = due
+        defer {
+            av_frame_free(&pendingFrame)
+            av_frame_free(&dueFrame)
+        }
+        var pendingTime: Double?
+        var ended = false
+        var skippingTo: Double?
+        var sequence = 0
+        var seen = -1
+        var lookAgain = false
+        while true {
+            // Right after the first frame the target may already be further on: look again before waiting.
+            let state = lookAgain ? locked { $0 } : waitForChange(since: seen)
+            lookAgain = false
+            seen = state.wake
+            if state.stopped { return }
+            if let seek = state.seekTarget {
+                locked { s in if s.seekTarget == seek { s.seekTarget = nil } }
+                try reader.seek(to: seek)
+                av_frame_unref(pending)
+                pendingTime = nil
+                ended = false
+                skippingTo = seek
+            }
+            // Decode up to the target: the last frame due wins, frames it overtook are dropped.
+            let target = state.target
+            var dueTime: Double?
+            var dropped = 0
+            while !ended {
+                if pendingTime == nil {
+                    pendingTime = try reader.decode(into: pending)
+                    if pendingTime == nil {
+                        ended = true
+                        break
+                    }
+                }
+                guard let time = pendingTime, time <= target + Self.tolerance || (sequence == 0 && dueTime == nil)
+                else { break }
+                if dueTime != nil, skippingTo == nil { dropped += 1 }
+                av_frame_unref(due)
+                av_frame_move_ref(due, pending)
+                dueTime = time
+                pendingTime = nil
+                if sequence == 0 { break }  // the first frame is shown as soon as it is decoded
+            }
+            if sequence > 0 { skippingTo = nil }
+            if let time = dueTime {
+                sequence += 1
+                lookAgain = sequence == 1
+                let box = locked { $0.box }
+                let size = VideoFrame.fitted(videoWidth: reader.width, videoHeight: reader.height, box: box)
+                let picture = VideoFrame(
+                    width: size.width, height: size.height, rgb: reader.scale(due, to: size), time: time,
+                    sequence: sequence)
+                av_frame_unref(due)
+                locked { s in
+                    s.frame = picture
+                    s.counts.shown += 1
+                    s.counts.dropped += dropped
+                    s.ended = ended
+                }
+            } else if ended {
+                locked { $0.ended = true }
+            }
+        }
+    }
+
+    /// A frame is due this close before its time (half a millisecond of rounding in the playhead).
+    static let tolerance = 0.0005
+}

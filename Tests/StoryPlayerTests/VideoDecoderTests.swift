@@ -1,0 +1,160 @@
+import Foundation
+import MediaCache
+import MediaOrigin
+import Testing
+
+@testable import StoryPlayer
+
+/// The decoder reads only through the loader: pictures decoded from the cache show the clip's known colours, and
+/// a wrong byte in the cache would show as a wrong picture.
+@Suite(.serialized) struct VideoDecoderTests {
+    static let videos = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("assets/videos")
+
+    /// An origin serving the bundled clips, a store and a loader in a fresh directory.
+    final class Rig: Sendable {
+        let origin: MediaOriginServer
+        let store: CacheStore
+        let loader: MediaLoader
+        let directory: URL
+
+        init() async throws {
+            origin = try await MediaOriginServer(root: VideoDecoderTests.videos)
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent("decoder-\(UUID().uuidString)")
+            var configuration = CacheConfiguration()
+            configuration.minimumFreeDiskBytes = 0
+            store = try CacheStore(directory: directory, configuration: configuration)
+            loader = MediaLoader(store: store)
+        }
+
+        func decoder(_ name: String, box: (width: Int, height: Int) = (96, 54)) async throws -> VideoDecoder {
+            let url = origin.url("\(name).mp4")
+            let info = try await loader.contentInformation(for: url, key: CacheKey(url: url))
+            let length = try #require(info.contentLength)
+            return VideoDecoder(loader: loader, url: url, key: CacheKey(url: url), length: length, box: box)
+        }
+
+        func close() async {
+            await loader.shutdown()
+            try? store.close()
+            await origin.shutdown()
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+
+    /// Polls `condition` until it holds or 30 s pass.
+    static func eventually(_ condition: () -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return condition()
+    }
+
+    /// True when `pixel` is within `tolerance` of `expected` in every channel.
+    static func close(_ pixel: (r: UInt8, g: UInt8, b: UInt8), _ expected: (Int, Int, Int), tolerance: Int = 48) -> Bool {
+        abs(Int(pixel.r) - expected.0) <= tolerance && abs(Int(pixel.g) - expected.1) <= tolerance
+            && abs(Int(pixel.b) - expected.2) <= tolerance
+    }
+
+    @Test func theColourBarsComeOutOfTheCacheWithTheirColours() async throws {
+        let rig = try await Rig()
+        let decoder = try await rig.decoder("bars", box: (96, 54))
+        decoder.start()
+        defer { decoder.stop() }
+        decoder.show(at: 2.0)
+        #expect(await Self.eventually { (decoder.frame?.time ?? 0) >= 1.9 || decoder.failure != nil })
+        #expect(decoder.failure == nil)
+        let frame = try #require(decoder.frame)
+        #expect(frame.width == 96 && frame.height == 54)
+        // SMPTE bars: seven columns across the upper two thirds.
+        let bars: [(String, (Int, Int, Int))] = [
+            ("grey", (192, 192, 192)), ("yellow", (192, 192, 0)), ("cyan", (0, 192, 192)), ("green", (0, 192, 0)),
+            ("magenta", (192, 0, 192)), ("red", (192, 0, 0)), ("blue", (0, 0, 192)),
+        ]
+        for (index, (name, colour)) in bars.enumerated() {
+            let x = frame.width * (2 * index + 1) / 14
+            let pixel = frame.pixel(x: x, y: frame.height / 4)
+            #expect(Self.close(pixel, colour), "\(name) bar at x=\(x): \(pixel)")
+        }
+        // Every byte the decoder used came through the loader, and the origin sent each byte once at most.
+        #expect(decoder.bytesRead > 0)
+        let size = try #require(FileManager.default.contents(atPath: Self.videos.appendingPathComponent("bars.mp4").path)).count
+        #expect(rig.origin.bodyBytesSent <= size)
+        await rig.close()
+    }
+
+    @Test func theHeaderAtTheEndIsFoundBySeekingThroughTheLoader() async throws {
+        let rig = try await Rig()
+        let decoder = try await rig.decoder("tail-moov")
+        decoder.start()
+        defer { decoder.stop() }
+        decoder.show(at: 1.0)
+        #expect(await Self.eventually { (decoder.frame?.time ?? 0) >= 0.9 || decoder.failure != nil })
+        #expect(decoder.failure == nil)
+        #expect(decoder.frame != nil)
+        await rig.close()
+    }
+
+    @Test func framesOvertakenByThePlayheadAreDroppedNotQueued() async throws {
+        let rig = try await Rig()
+        let decoder = try await rig.decoder("mandel")
+        decoder.start()
+        defer { decoder.stop() }
+        #expect(await Self.eventually { decoder.frame != nil })
+        // Jumping the playhead a second ahead makes the 24 frames between due at once: one is shown.
+        decoder.show(at: 1.0)
+        #expect(await Self.eventually { (decoder.frame?.time ?? 0) >= 0.99 })
+        let counts = decoder.counts
+        #expect(counts.shown == 2)
+        #expect(counts.dropped == 24)
+        await rig.close()
+    }
+
+    @Test func aSeekShowsTheFrameAtTheNewTimeWithoutCountingDrops() async throws {
+        let rig = try await Rig()
+        let decoder = try await rig.decoder("life")
+        decoder.start()
+        defer { decoder.stop() }
+        #expect(await Self.eventually { decoder.frame != nil })
+        decoder.seek(to: 3.0)
+        #expect(await Self.eventually { abs((decoder.frame?.time ?? 0) - 3.0) < 0.02 })
+        #expect(decoder.counts.dropped == 0)
+        decoder.seek(to: 1.0)
+        #expect(await Self.eventually { abs((decoder.frame?.time ?? 0) - 1.0) < 0.02 })
+        #expect(decoder.counts.dropped == 0)
+        await rig.close()
+    }
+
+    @Test(arguments: [
+        ("text", Array("this is not a video at all, just some words".utf8)),
+        ("zeros", [UInt8](repeating: 0, count: 5000)),
+    ])
+    func contentThatIsNotVideoFailsWithAReason(name: String, bytes: [UInt8]) async throws {
+        let rig = try await Rig()
+        rig.origin.set(OriginResource(bytes: bytes), at: "/\(name).mp4")
+        let decoder = try await rig.decoder(name)
+        decoder.start()
+        defer { decoder.stop() }
+        #expect(await Self.eventually { decoder.failure != nil })
+        #expect(decoder.frame == nil)
+        #expect(decoder.failure?.description.isEmpty == false)
+        await rig.close()
+    }
+
+    @Test func aCorruptedMiddleDoesNotCrashOrHang() async throws {
+        let rig = try await Rig()
+        let data = try #require(FileManager.default.contents(atPath: Self.videos.appendingPathComponent("bars.mp4").path))
+        var bytes = [UInt8](data)
+        for index in stride(from: bytes.count / 3, to: bytes.count * 2 / 3, by: 7) { bytes[index] ^= 0x5A }
+        rig.origin.set(OriginResource(bytes: bytes), at: "/broken.mp4")
+        let decoder = try await rig.decoder("broken")
+        decoder.start()
+        defer { decoder.stop() }
+        decoder.show(at: 5.0)
+        // It either decodes to the end (the codec conceals damage) or fails with a reason; it never hangs.
+        #expect(await Self.eventually { decoder.failure != nil || (decoder.frame?.time ?? 0) >= 4.9 })
+        await rig.close()
+    }
+}
