@@ -25,6 +25,13 @@ static inline mmask_t stories_button1_mask(void) { return BUTTON1_PRESSED | BUTT
 static inline int stories_button1_pressed(mmask_t state) {
     return (state & (BUTTON1_PRESSED | BUTTON1_CLICKED)) != 0;
 }
+static inline int stories_colors(void) { return COLORS; }
+static inline int stories_color_pairs(void) { return COLOR_PAIRS; }
+// Sets a window's attributes and colour pair; pairs above 32767 (ncurses 6 extended pairs) go through the opts
+// pointer.
+static inline int stories_set_attributes(WINDOW *window, int attributes, int pair) {
+    return wattr_set(window, (attr_t)attributes, 0, &pair);
+}
 static inline FILE *stories_stdout(void) { return stdout; }
 static inline FILE *stories_stdin(void) { return stdin; }
 static inline const char *stories_codeset(void) { return nl_langinfo(CODESET); }

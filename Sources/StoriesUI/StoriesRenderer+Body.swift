@@ -6,18 +6,54 @@ extension StoriesRenderer {
     /// The story area: the player's state centred, then buffer health, the cached-bytes map, startup and stalls.
     mutating func drawBody(x: Int, y: Int, width: Int, height: Int) {
         let infoRows = 3
-        let viewportHeight = Swift.max(3, height - infoRows - 1)
-        let lines = viewportLines()
-        let top = y + Swift.max(0, (viewportHeight - lines.count) / 2)
-        for (i, (text, style)) in lines.enumerated() where top + i < y + viewportHeight {
-            let shown = text.truncated(to: width - 2, ellipsis: glyphs.ellipsis)
-            grid.put(shown, x: x + Swift.max(1, (width - shown.count) / 2), y: top + i, style: style)
+        let viewportHeight = Self.viewportHeight(bodyHeight: height)
+        if snapshot.current != nil, let frame = snapshot.frame {
+            drawPicture(frame, x: x, y: y, width: width, height: viewportHeight)
+        } else {
+            drawViewportText(x: x, y: y, width: width, height: viewportHeight)
         }
         guard snapshot.current != nil else { return }
         let infoTop = y + height - infoRows
         drawBuffer(x: x + 1, y: infoTop, width: width - 2)
         drawCacheMap(x: x + 1, y: infoTop + 1, width: width - 2)
         drawStartup(x: x + 1, y: infoTop + 2, width: width - 2)
+    }
+
+    /// Rows of the story area above the buffer, cache map and startup rows.
+    static func viewportHeight(bodyHeight: Int) -> Int { Swift.max(3, bodyHeight - 3 - 1) }
+
+    /// The picture with a caption row under it (title and state); a stall or pause also says so on the picture.
+    private mutating func drawPicture(_ frame: VideoFrame, x: Int, y: Int, width: Int, height: Int) {
+        let pictureHeight = height - 1
+        PictureRenderer.draw(
+            frame, into: &grid, x: x, y: y, width: width, height: pictureHeight,
+            mode: .forTerminal(unicode: screen.unicode, color: screen.color))
+        let lines = viewportLines()
+        guard let title = lines.first else { return }
+        let state = lines.dropFirst(2).map(\.0).joined(separator: " \(glyphs.dot) ")
+        let stateStyle = lines.dropFirst(2).first?.1 ?? .plain
+        let caption = state.isEmpty ? title.0 : "\(title.0) \(glyphs.dot) \(state)"
+        let shown = caption.truncated(to: width - 2, ellipsis: glyphs.ellipsis)
+        let start = x + Swift.max(1, (width - shown.count) / 2)
+        let titleShown = String(shown.prefix(title.0.count))
+        let column = grid.put(titleShown, x: start, y: y + pictureHeight, style: title.1)
+        grid.put(String(shown.dropFirst(titleShown.count)), x: column, y: y + pictureHeight, style: stateStyle)
+        if let status = snapshot.status, status.state == .stalled || status.state == .paused {
+            let label = " \(status.state == .stalled ? "Buffering\(glyphs.ellipsis)" : "\(glyphs.pause) Paused") "
+            grid.put(
+                label, x: x + Swift.max(0, (width - label.count) / 2), y: y + pictureHeight / 2,
+                style: CellStyle(bold: true, reverse: true))
+        }
+    }
+
+    /// The story's title and state as centred text (no picture: `--no-video`, before the first frame, failures).
+    private mutating func drawViewportText(x: Int, y: Int, width: Int, height viewportHeight: Int) {
+        let lines = viewportLines()
+        let top = y + Swift.max(0, (viewportHeight - lines.count) / 2)
+        for (i, (text, style)) in lines.enumerated() where top + i < y + viewportHeight {
+            let shown = text.truncated(to: width - 2, ellipsis: glyphs.ellipsis)
+            grid.put(shown, x: x + Swift.max(1, (width - shown.count) / 2), y: top + i, style: style)
+        }
     }
 
     /// The centred lines: the story's title and what the player is doing, or the end-of-playlist message.

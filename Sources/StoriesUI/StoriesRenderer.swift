@@ -33,16 +33,15 @@ public struct StoriesRenderer {
         drawSegments(y: 0)
         drawHeader(y: 1)
         grid.fill(glyphs.horizontal, x: 0, y: 2, count: width, style: CellStyle(dim: true))
-        let bodyTop = 3
+        let bodyTop = Self.bodyTop
         let bodyBottom = height - 2  // exclusive
         grid.fill(glyphs.horizontal, x: 0, y: bodyBottom, count: width, style: CellStyle(dim: true))
+        let body = Self.bodyArea(width: width, height: height, paneOpen: screen.paneOpen)
         if screen.paneOpen {
-            if width >= StoriesScreen.sideBySideWidth {
-                let paneWidth = 48
-                let bodyWidth = width - paneWidth - 1
-                drawBody(x: 0, y: bodyTop, width: bodyWidth, height: bodyBottom - bodyTop)
-                for y in bodyTop..<bodyBottom { grid[bodyWidth, y] = Cell(glyphs.vertical, CellStyle(dim: true)) }
-                drawPane(x: bodyWidth + 1, y: bodyTop, width: paneWidth, height: bodyBottom - bodyTop)
+            if let body {
+                drawBody(x: body.x, y: bodyTop, width: body.width, height: bodyBottom - bodyTop)
+                for y in bodyTop..<bodyBottom { grid[body.width, y] = Cell(glyphs.vertical, CellStyle(dim: true)) }
+                drawPane(x: body.width + 1, y: bodyTop, width: width - body.width - 1, height: bodyBottom - bodyTop)
             } else {
                 drawPane(x: 0, y: bodyTop, width: width, height: bodyBottom - bodyTop)
             }
@@ -50,6 +49,26 @@ public struct StoriesRenderer {
             drawBody(x: 0, y: bodyTop, width: width, height: bodyBottom - bodyTop)
         }
         drawKeyHelp(y: height - 1)
+    }
+
+    static let bodyTop = 3
+    static let paneWidth = 48
+
+    /// Where the story area is on a `width`×`height` screen: nil when the pane covers it.
+    static func bodyArea(width: Int, height: Int, paneOpen: Bool) -> (x: Int, width: Int, height: Int)? {
+        let bodyHeight = height - 2 - bodyTop
+        guard paneOpen else { return (0, width, bodyHeight) }
+        guard width >= StoriesScreen.sideBySideWidth else { return nil }
+        return (0, width - paneWidth - 1, bodyHeight)
+    }
+
+    /// The picture's box in pixels (two per cell row) for `screen` on a `width`×`height` terminal: what the decoder
+    /// scales frames to. Nil when no picture is visible (too small, or the pane covers the story).
+    public static func pictureBox(_ screen: StoriesScreen, width: Int, height: Int) -> (width: Int, height: Int)? {
+        guard width >= StoriesScreen.minimumSize.width, height >= StoriesScreen.minimumSize.height,
+            let body = bodyArea(width: width, height: height, paneOpen: screen.paneOpen)
+        else { return nil }
+        return (body.width, (viewportHeight(bodyHeight: body.height) - 1) * 2)
     }
 
     private mutating func drawTooSmall() {
@@ -133,8 +152,8 @@ public struct StoriesRenderer {
     private mutating func drawKeyHelp(y: Int) {
         let pauseLabel = snapshot.paused ? "resume" : "pause"
         let keys: [(String, String)] = [
-            (glyphs.keys.previous, "prev"), (glyphs.keys.next, "next"), ("space", pauseLabel), ("r", "replay"),
-            ("c", screen.paneOpen ? "hide cache" : "cache"), ("q", "quit"),
+            (glyphs.keys.previous, "prev"), (glyphs.keys.next, "next"), ("space", pauseLabel), (", .", "seek"),
+            ("r", "replay"), ("c", screen.paneOpen ? "hide cache" : "cache"), ("q", "quit"), ("1-9", "story"),
         ]
         var x = 1
         for (key, label) in keys {

@@ -38,13 +38,19 @@ public enum UIAction: Sendable, Equatable {
     case relayout
 }
 
-/// The key map: ←/→ and h/l, space, r, c, q/Esc (and Ctrl-C), and clicks on the left or right half.
+/// The key map: ←/→ and h/l, space, r, c, q/Esc (and Ctrl-C), `,`/`.` and Shift+←/→ to seek a second, 1–9 for
+/// story N, and clicks on the left or right half.
 public enum KeyMap {
+    /// Seconds `,` and `.` move the playhead.
+    public static let seekStep = 1.0
+
     /// The action for `input` on a screen `width` columns wide, nil when it means nothing.
     public static func action(for input: TerminalInput, width: Int) -> UIAction? {
         switch input {
         case .left: return .command(.previous)
         case .right: return .command(.next)
+        case .shiftLeft: return .command(.seek(by: -seekStep))
+        case .shiftRight: return .command(.seek(by: seekStep))
         case .up, .down: return nil
         case .escape: return .quit
         case .resize: return .relayout
@@ -58,6 +64,9 @@ public enum KeyMap {
             case "c", "C": return .togglePane
             case "q", "Q", "\u{3}", "\u{4}": return .quit
             case "\u{C}": return .relayout
+            case ",", "<": return .command(.seek(by: -seekStep))
+            case ".", ">": return .command(.seek(by: seekStep))
+            case "1"..."9": return character.wholeNumberValue.map { .command(.jump(to: $0 - 1)) }
             default: return nil
             }
         }

@@ -24,8 +24,8 @@ public enum PlayerEvent: Sendable, Equatable {
     case stall(id: String, positionMs: Int)
     /// Playback resumed after a stall.
     case stallEnd(id: String, durationMs: Int)
-    /// A story played to its end (or was left).
-    case storyEnd(id: String, playCount: Int, stalls: Int, stallMs: Int, completed: Bool)
+    /// A story played to its end (or was left); `frames` are zero when video was not decoded.
+    case storyEnd(id: String, playCount: Int, stalls: Int, stallMs: Int, completed: Bool, frames: FrameCounts)
     /// A story could not play.
     case failed(id: String, message: String)
     /// Every eligible story was shown.
@@ -44,9 +44,9 @@ public enum PlayerEvent: Sendable, Equatable {
             return ["event": "stall", "id": id, "positionMs": positionMs]
         case .stallEnd(let id, let durationMs):
             return ["event": "stall_end", "id": id, "durationMs": durationMs]
-        case .storyEnd(let id, let playCount, let stalls, let stallMs, let completed):
+        case .storyEnd(let id, let playCount, let stalls, let stallMs, let completed, let frames):
             return ["event": "story_end", "id": id, "playCount": playCount, "stalls": stalls, "stallMs": stallMs,
-                    "completed": completed]
+                    "completed": completed, "framesShown": frames.shown, "framesDropped": frames.dropped]
         case .failed(let id, let message):
             return ["event": "error", "id": id, "message": message]
         case .playlistEnd(let played, let skipped):

@@ -8,8 +8,14 @@ public struct PlayerConfiguration: Sendable, Equatable {
     public var startThreshold: Double = 0.5
     /// Media read ahead of the playhead.
     public var readAhead: Double = 2
-    /// How often the playhead moves.
+    /// How often the playhead moves (at least twice a frame while video is decoded).
     public var tick: Double = 0.05
+    /// Decode the video and keep the frame at the playhead (off: only bytes are consumed, as before pictures).
+    public var decodesVideo = false
+    /// The picture's box in pixels until a display says otherwise (`setPictureBox`).
+    public var pictureWidth = 120
+    /// See `pictureWidth`.
+    public var pictureHeight = 70
 
     /// The defaults.
     public init() {}
@@ -42,6 +48,8 @@ public struct PlaybackStatus: Sendable, Equatable {
     public var contentLength: Int64?
     /// Why playback failed.
     public var error: String?
+    /// Frames shown and dropped (zero when video is not decoded).
+    public var frames = FrameCounts()
 
     /// A player's status before it starts.
     public init() {}
@@ -65,7 +73,16 @@ public final class PlayerStub: Sendable {
     let fallbackDuration: Double?
     let onEvent: @Sendable (PlayerEvent) -> Void
     let storyID: String
-    private let shared = NIOLockedValueBox((status: PlaybackStatus(), paused: false, downloadedEnd: Int64(0), failure: String?.none))
+    struct Shared {
+        var status = PlaybackStatus()
+        var paused = false
+        var downloadedEnd: Int64 = 0
+        var failure: String?
+        var decoder: VideoDecoder?
+        var box: (width: Int, height: Int)
+        var seekBy: Double = 0
+    }
+    private let shared: NIOLockedValueBox<Shared>
 
     /// A player for `url`; `fallbackDuration` is used for media that is not MP4.
     public init(
@@ -81,6 +98,7 @@ public final class PlayerStub: Sendable {
         self.configuration = configuration
         self.fallbackDuration = fallbackDuration
         self.onEvent = onEvent
+        shared = NIOLockedValueBox(Shared(box: (configuration.pictureWidth, configuration.pictureHeight)))
     }
 
     /// The current status.
@@ -90,6 +108,22 @@ public final class PlayerStub: Sendable {
     public func setPaused(_ paused: Bool) { shared.withLockedValue { $0.paused = paused } }
 
     private func update(_ change: (inout PlaybackStatus) -> Void) { shared.withLockedValue { change(&$0.status) } }
+
+    /// The picture at the playhead: nil before the first frame and when video is not decoded.
+    public var frame: VideoFrame? { shared.withLockedValue { $0.decoder }?.frame }
+
+    /// Scales later frames to fit `box` pixels (a display's picture area, two pixels per cell row).
+    public func setPictureBox(_ box: (width: Int, height: Int)) {
+        let decoder = shared.withLockedValue { s -> VideoDecoder? in
+            guard s.box != box else { return nil }
+            s.box = box
+            return s.decoder
+        }
+        decoder?.resize(to: box)
+    }
+
+    /// Moves the playhead by `seconds` (negative: back) within the story.
+    public func seek(by seconds: Double) { shared.withLockedValue { $0.seekBy += seconds } }
 
     /// Plays to the end (or until the task is cancelled) and returns the final status. When the origin turns out
     /// to hold a new version while a cached copy plays (the check runs beside playback), the story starts over on
@@ -110,6 +144,7 @@ public final class PlayerStub: Sendable {
                         s.status = PlaybackStatus()
                         s.downloadedEnd = 0
                         s.failure = nil
+                        s.seekBy = 0
                     }
                     continue
                 }
@@ -149,7 +184,18 @@ public final class PlayerStub: Sendable {
         }
         let (duration, payload) = try await readHeader(length: length)
         update { $0.duration = duration }
-        try await play(payload: payload, duration: duration, start: start, cache: cache, generation: generation)
+        var decoder: VideoDecoder?
+        if configuration.decodesVideo {
+            let box = shared.withLockedValue { $0.box }
+            let video = VideoDecoder(loader: loader, url: url, key: key, length: length, box: box)
+            shared.withLockedValue { $0.decoder = video }
+            video.start()
+            decoder = video
+        }
+        // The last frame stays readable after the decoder stops, for the still at the end.
+        defer { decoder?.stop() }
+        try await play(
+            payload: payload, duration: duration, start: start, cache: cache, generation: generation, decoder: decoder)
     }
 
     private func readHeader(length: Int64) async throws -> (Double, Range<Int64>) {
@@ -165,20 +211,27 @@ public final class PlayerStub: Sendable {
         }
     }
 
-    private func play(
-        payload: Range<Int64>, duration: Double, start: Double, cache: CacheState, generation: Int64?
-    ) async throws {
-        let bitrate = Double(payload.count) / duration
-        shared.withLockedValue { $0.downloadedEnd = payload.lowerBound }
-        let download = Task { [self] in
+    /// Reads the payload from `offset` on in the background (see `pull`).
+    private func startDownload(payload: Range<Int64>, from offset: Int64, bitrate: Double) -> Task<Void, Never> {
+        shared.withLockedValue { $0.downloadedEnd = offset }
+        return Task { [self] in
             do {
-                try await pull(payload: payload, bitrate: bitrate)
+                try await pull(payload: offset..<payload.upperBound, bitrate: bitrate, start: payload.lowerBound)
             } catch is CancellationError {
             } catch {
                 shared.withLockedValue { $0.failure = "\(error)" }
             }
         }
+    }
+
+    private func play(
+        payload: Range<Int64>, duration: Double, start: Double, cache: CacheState, generation: Int64?,
+        decoder: VideoDecoder?
+    ) async throws {
+        let bitrate = Double(payload.count) / duration
+        var download = startDownload(payload: payload, from: payload.lowerBound, bitrate: bitrate)
         defer { download.cancel() }
+        let tick = decoder == nil ? configuration.tick : Swift.min(configuration.tick, 0.02)
         var last = clock.now
         var stallStart: Double?
         while true {
@@ -186,9 +239,24 @@ public final class PlayerStub: Sendable {
             let now = clock.now
             let elapsed = now - last
             last = now
-            let (paused, failure) = shared.withLockedValue { ($0.paused, $0.failure) }
+            let (paused, failure, seekBy) = shared.withLockedValue { s in
+                defer { s.seekBy = 0 }
+                return (s.paused, s.failure, s.seekBy)
+            }
             if versionChanged(since: generation) { throw PlayerError("the video changed at the origin") }
+            if let failure = decoder?.failure { throw PlayerError("cannot decode the video: \(failure)") }
             var status = self.status
+            if seekBy != 0, status.state != .loading {
+                status.position = Swift.max(0, Swift.min(duration - 0.001, status.position + seekBy))
+                decoder?.seek(to: status.position)
+                // Past what the download reached: it restarts at the new playhead instead of reading the gap.
+                let byte = payload.lowerBound + Int64(status.position * bitrate)
+                let onDisk = loader.store.availableRanges(for: key).contiguousLength(from: byte)
+                if byte > shared.withLockedValue({ $0.downloadedEnd }), onDisk == 0 {
+                    download.cancel()
+                    download = startDownload(payload: payload, from: byte, bitrate: bitrate)
+                }
+            }
             // The check against the origin runs beside playback: show when it could not reach the origin.
             if loader.isOffline(key) { status.cache = .offline }
             let playheadByte = payload.lowerBound + Int64(status.position * bitrate)
@@ -196,7 +264,8 @@ public final class PlayerStub: Sendable {
             let bufferedToEnd = status.position + buffered >= duration - 1e-6
             switch status.state {
             case .loading:
-                if buffered >= configuration.startThreshold || bufferedToEnd {
+                // With video, the first frame must be decoded too.
+                if buffered >= configuration.startThreshold || bufferedToEnd, decoder.map({ $0.frame != nil }) ?? true {
                     status.state = paused ? .paused : .playing
                     status.startupMs = Int(((now - start) * 1000).rounded())
                     onEvent(
@@ -234,10 +303,14 @@ public final class PlayerStub: Sendable {
             let after = bufferedSeconds(
                 from: payload.lowerBound + Int64(status.position * bitrate), payload: payload, bitrate: bitrate)
             status.bufferedSeconds = after
+            if let decoder {
+                decoder.show(at: status.position)
+                status.frames = decoder.counts
+            }
             let final = status
             update { $0 = final }
             if final.state == .finished { return }
-            try await clock.sleep(until: now + configuration.tick)
+            try await clock.sleep(until: now + tick)
         }
     }
 
@@ -249,15 +322,16 @@ public final class PlayerStub: Sendable {
         return Double(bytes) / bitrate
     }
 
-    /// Reads the payload in order, staying at most `readAhead` seconds ahead of the playhead, as AVPlayer does.
-    private func pull(payload: Range<Int64>, bitrate: Double) async throws {
+    /// Reads `payload` in order, staying at most `readAhead` seconds ahead of the playhead, as AVPlayer does;
+    /// `start` is where the media's payload begins (the playhead's byte 0).
+    private func pull(payload: Range<Int64>, bitrate: Double, start: Int64) async throws {
         let stream = loader.load(
             LoadingRequest(url: url, cacheKey: key, requestedOffset: payload.lowerBound,
                 requestedLength: Int64(payload.count)))
         let iterator = stream.makeAsyncIterator()
         while true {
             let ahead = shared.withLockedValue { s in
-                Double(s.downloadedEnd - payload.lowerBound - Int64(s.status.position * bitrate)) / bitrate
+                Double(s.downloadedEnd - start - Int64(s.status.position * bitrate)) / bitrate
             }
             if ahead > configuration.readAhead {
                 try await clock.sleep(until: clock.now + configuration.tick)

@@ -94,12 +94,14 @@ public struct SessionSnapshot: Sendable, Equatable {
     public var totals = SessionTotals()
     /// False when preloading is off.
     public var preloading = true
+    /// The current story's picture at the playhead (nil before its first frame and when video is off).
+    public var frame: VideoFrame?
 
     /// A snapshot.
     public init(
         title: String, stories: [StoryRow], current: Int? = nil, finished: Bool = false, paused: Bool = false,
         status: PlaybackStatus? = nil, cachedRanges: ByteRangeSet = ByteRangeSet(), totals: SessionTotals = SessionTotals(),
-        preloading: Bool = true
+        preloading: Bool = true, frame: VideoFrame? = nil
     ) {
         self.title = title
         self.stories = stories
@@ -110,5 +112,6 @@ public struct SessionSnapshot: Sendable, Equatable {
         self.cachedRanges = cachedRanges
         self.totals = totals
         self.preloading = preloading
+        self.frame = frame
     }
 }

@@ -12,6 +12,10 @@ public enum StoryCommand: Sendable, Equatable {
     case togglePause
     /// Play the current story again from the start; after the end, start over (r).
     case replay
+    /// Move the playhead by this many seconds within the story (`,` and `.`).
+    case seek(by: Double)
+    /// Jump to the story at this index (digits 1–9); ignored when there is none or it reached its views.
+    case jump(to: Int)
 }
 
 /// An interactive session: one player at a time, auto-advance, previous/next, pause, replay, play counts, and
@@ -25,6 +29,7 @@ public final class StoryController: Sendable {
         var watchTask: Task<Void, Never>?
         var generation = 0
         var paused = false
+        var pictureBox: (width: Int, height: Int)?
         var stopped = false
         var samples: [(time: Double, bytes: Int64)] = []
     }
@@ -83,7 +88,25 @@ public final class StoryController: Sendable {
                 return s.navigator.start()
             }
             play(index)
+        case .seek(let seconds):
+            state.withLockedValue { $0.player }?.seek(by: seconds)
+        case .jump(let target):
+            let index = state.withLockedValue { s -> Int? in
+                guard s.navigator.stories.indices.contains(target), s.navigator.isEligible(target) else { return nil }
+                s.navigator.jump(to: target)
+                return target
+            }
+            if let index { play(index) }
         }
+    }
+
+    /// Tells the player how large the picture is drawn (pixels, two per cell row); later players start with it.
+    public func setPictureBox(_ box: (width: Int, height: Int)) {
+        let player = state.withLockedValue { s -> PlayerStub? in
+            s.pictureBox = box
+            return s.player
+        }
+        player?.setPictureBox(box)
     }
 
     /// Stops the player and preloading.
@@ -124,7 +147,8 @@ public final class StoryController: Sendable {
         return SessionSnapshot(
             title: session.playlist.title, stories: rows, current: navigator.index, finished: navigator.isFinished,
             paused: paused, status: navigator.index == nil ? nil : player?.status, cachedRanges: currentRanges,
-            totals: totals, preloading: session.preload != nil)
+            totals: totals, preloading: session.preload != nil,
+            frame: navigator.index == nil ? nil : player?.frame)
     }
 
     /// Bytes per second received from the origin over about the last two seconds of wall time.
@@ -161,6 +185,7 @@ public final class StoryController: Sendable {
         let player = session.makePlayer(for: index) { [self] event in
             if case .firstFrame = event { state.withLockedValue { _ = $0.navigator.recordPlay(of: index) } }
         }
+        if let box = state.withLockedValue({ $0.pictureBox }) { player.setPictureBox(box) }
         let task = Task { [self] in
             let status = await player.run()
             await ended(generation: generation, status: status)

@@ -131,7 +131,8 @@ public final class StorySession: Sendable {
             if status.startupMs != nil { navigator.recordPlay() }
             emit(.storyEnd(
                 id: story.id, playCount: navigator.plays(index), stalls: status.stalls,
-                stallMs: Int((status.stallSeconds * 1000).rounded()), completed: status.state == .finished))
+                stallMs: Int((status.stallSeconds * 1000).rounded()), completed: status.state == .finished,
+                frames: status.frames))
             if status.state == .finished { played += 1 }
             previous = index
             current = navigator.next()

@@ -13,13 +13,22 @@ public struct CellStyle: Sendable, Hashable {
     public var dim = false
     /// Reverse video (used for highlights, which stay visible without colour).
     public var reverse = false
+    /// A foreground from the 256-colour palette (a picture's pixel); takes the place of `color`.
+    public var foreground: UInt8?
+    /// A background from the 256-colour palette (a picture's pixel).
+    public var background: UInt8?
 
     /// A style.
-    public init(color: CellColor? = nil, bold: Bool = false, dim: Bool = false, reverse: Bool = false) {
+    public init(
+        color: CellColor? = nil, bold: Bool = false, dim: Bool = false, reverse: Bool = false,
+        foreground: UInt8? = nil, background: UInt8? = nil
+    ) {
         self.color = color
         self.bold = bold
         self.dim = dim
         self.reverse = reverse
+        self.foreground = foreground
+        self.background = background
     }
 
     /// The terminal's default look.
@@ -106,10 +115,50 @@ public struct CellGrid: Sendable, Hashable {
         }
     }
 
+    /// What differs from `previous` (everything when there is none or its size differs): runs of neighbouring changed
+    /// cells of one style, row by row, left to right. A terminal writes only these.
+    public func changes(since previous: CellGrid?) -> [CellRun] {
+        let compare = previous.flatMap { $0.width == width && $0.height == height ? $0 : nil }
+        var runs: [CellRun] = []
+        for y in 0..<height {
+            let row = y * width
+            var x = 0
+            while x < width {
+                if let compare, compare.cells[row + x] == cells[row + x] {
+                    x += 1
+                    continue
+                }
+                let style = cells[row + x].style
+                var text = ""
+                let start = x
+                while x < width, cells[row + x].style == style,
+                    compare.map({ $0.cells[row + x] != cells[row + x] }) ?? true
+                {
+                    text.append(cells[row + x].character)
+                    x += 1
+                }
+                runs.append(CellRun(x: start, y: y, text: text, style: style))
+            }
+        }
+        return runs
+    }
+
     /// The style of the first cell of row `y` whose text starts `needle`, if the row contains it.
     public func style(of needle: String, row y: Int) -> CellStyle? {
         let line = text(row: y)
         guard let range = line.range(of: needle) else { return nil }
         return self[line.distance(from: line.startIndex, to: range.lowerBound), y].style
     }
+}
+
+/// Neighbouring cells of one row with one style: what a terminal writes in one call.
+public struct CellRun: Sendable, Equatable {
+    /// The first column.
+    public var x: Int
+    /// The row.
+    public var y: Int
+    /// The characters, one per column.
+    public var text: String
+    /// Their style.
+    public var style: CellStyle
 }

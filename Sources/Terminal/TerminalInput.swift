@@ -6,6 +6,10 @@ public enum TerminalInput: Sendable, Equatable {
     case left
     /// →.
     case right
+    /// Shift+←.
+    case shiftLeft
+    /// Shift+→.
+    case shiftRight
     /// ↑.
     case up
     /// ↓.

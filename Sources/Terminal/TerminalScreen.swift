@@ -14,8 +14,11 @@ public final class TerminalScreen {
     public let unicode: Bool
     /// True when colours are used (the terminal has them and `NO_COLOR` is not set).
     public let color: Bool
+    /// Colours the terminal has (256 on xterm-256color; pictures are reduced to fewer where it has fewer).
+    public let colors: Int
     private var screen: OpaquePointer?
     private var drawn: CellGrid?
+    private var pairs: ColorPairTable
 
     /// Takes over the terminal on stdin/stdout: raw keys without echo, hidden cursor, mouse clicks, colours
     /// unless `NO_COLOR` is set. Throws when stdout is not a terminal curses can drive.
@@ -47,9 +50,13 @@ public final class TerminalScreen {
             ]
             for (name, value) in palette { init_pair(Int16(name.rawValue), Int16(value), -1) }
             color = true
+            colors = Int(stories_colors())
         } else {
             color = false
+            colors = 0
         }
+        pairs = ColorPairTable(
+            colors: colors, pairLimit: Int(stories_color_pairs()), firstPair: CellColor.allCases.count + 1)
     }
 
     deinit { stop() }
@@ -57,36 +64,44 @@ public final class TerminalScreen {
     /// Columns and rows now.
     public var size: (width: Int, height: Int) { (Int(stories_cols()), Int(stories_lines())) }
 
-    /// Draws `grid`, writing only rows that changed since the last draw; nothing at all when none did.
+    /// Draws `grid`, writing only the cells that changed since the last draw; nothing at all when none did.
     public func draw(_ grid: CellGrid) {
         guard screen != nil else { return }
         let window = stories_stdscr()
-        let previous = drawn
+        var previous = drawn
         if previous?.width != grid.width || previous?.height != grid.height {
             werase(window)
+            previous = nil
         }
-        var changed = false
-        for y in 0..<grid.height {
-            let sameSize = previous?.width == grid.width && previous?.height == grid.height
-            if sameSize, let previous, (0..<grid.width).allSatisfy({ previous[$0, y] == grid[$0, y] }) { continue }
-            changed = true
-            var x = 0
-            while x < grid.width {
-                let style = grid[x, y].style
-                var run = ""
-                let start = x
-                while x < grid.width, grid[x, y].style == style {
-                    run.append(grid[x, y].character)
-                    x += 1
-                }
-                _ = wattrset(window, attributes(style))
-                // The bottom-right cell makes curses report a scroll it does not do; the text is drawn regardless.
-                _ = mvwaddstr(window, Int32(y), Int32(start), run)
+        var runs = grid.changes(since: previous)
+        if color {
+            let requests = Set(runs.compactMap { run in
+                run.style.foreground == nil && run.style.background == nil
+                    ? nil : ColorRequest(foreground: run.style.foreground, background: run.style.background)
+            })
+            var allocation = pairs.allocate(requests)
+            if allocation.recycled {
+                // Pairs now mean other colours: everything on screen is drawn again with the new ones.
+                runs = grid.changes(since: nil)
+                let all = Set(runs.compactMap { run in
+                    run.style.foreground == nil && run.style.background == nil
+                        ? nil : ColorRequest(foreground: run.style.foreground, background: run.style.background)
+                })
+                allocation.define += pairs.allocate(all).define
+            }
+            for (pair, combo) in allocation.define {
+                _ = init_extended_pair(Int32(pair), Int32(combo.foreground), Int32(combo.background))
             }
         }
-        _ = wattrset(window, 0)
+        for run in runs {
+            let (attributes, pair) = self.attributes(run.style)
+            _ = stories_set_attributes(window, attributes, pair)
+            // The bottom-right cell makes curses report a scroll it does not do; the text is drawn regardless.
+            _ = mvwaddstr(window, Int32(run.y), Int32(run.x), run.text)
+        }
+        _ = stories_set_attributes(window, 0, 0)
         drawn = grid
-        if changed || previous == nil { wrefresh(window) }
+        if !runs.isEmpty || previous == nil { wrefresh(window) }
     }
 
     /// Forgets what is on screen, so the next draw repaints everything (after a resize).
@@ -107,6 +122,8 @@ public final class TerminalScreen {
             switch Int32(value) {
             case KEY_LEFT: return .left
             case KEY_RIGHT: return .right
+            case KEY_SLEFT: return .shiftLeft
+            case KEY_SRIGHT: return .shiftRight
             case KEY_UP: return .up
             case KEY_DOWN: return .down
             case KEY_RESIZE: return .resize
@@ -132,12 +149,16 @@ public final class TerminalScreen {
         fflush(stories_stdout())
     }
 
-    private func attributes(_ style: CellStyle) -> Int32 {
+    private func attributes(_ style: CellStyle) -> (Int32, Int32) {
         var value: Int32 = 0
         if style.bold { value |= stories_a_bold() }
         if style.dim { value |= stories_a_dim() }
         if style.reverse { value |= stories_a_reverse() }
-        if color, let tint = style.color { value |= stories_color_pair(Int32(tint.rawValue)) }
-        return value
+        guard color else { return (value, 0) }
+        if style.foreground != nil || style.background != nil {
+            let request = ColorRequest(foreground: style.foreground, background: style.background)
+            return (value, Int32(pairs.pair(for: request) ?? 0))
+        }
+        return (value, style.color.map { Int32($0.rawValue) } ?? 0)
     }
 }

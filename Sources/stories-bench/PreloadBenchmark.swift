@@ -100,7 +100,7 @@ enum PreloadBenchmark {
             case .firstFrame(_, let startupMs, _, _):
                 let isFirst = first.withLockedValue { value in defer { value = false }; return value }
                 sample.withLockedValue { isFirst ? $0.firstStartup.append(startupMs) : $0.nextStartups.append(startupMs) }
-            case .storyEnd(_, _, let stalls, let stallMs, _):
+            case .storyEnd(_, _, let stalls, let stallMs, _, _):
                 sample.withLockedValue {
                     $0.stalls += stalls
                     $0.stallMs += stallMs

@@ -13,12 +13,21 @@ struct PlayCommand: AsyncParsableCommand {
             network (--network: \(NetworkProfile.named.map { "\($0.name) (\($0.summary))" }.joined(separator: ", ")); \
             default 4g), so a first pass shows loading and cache misses and a second pass plays from the cache.
 
-            Keys: left/right or h/l previous/next story, space pause, r replay, c cache pane, q or Esc quit; a             click on the left or right half goes back or on. The screen needs 60x16; NO_COLOR turns colour off.             When stdin or stdout is not a terminal, progress lines are printed instead.
+            The story's video is decoded and drawn in the story area (half-block cells in 256 colours; ASCII \
+            shading under a non-UTF-8 locale or NO_COLOR); --no-video shows text only.
 
-            While a story plays with enough buffered, the next two stories and the previous one are preloaded             (their MP4 header and first 3 seconds), paused whenever the playing story runs low; --no-preload             turns that off.
+            Keys: left/right or h/l previous/next story, space pause, comma/period (or shift+left/right) seek a \
+            second, 1-9 story N, r replay, c cache pane, q or Esc quit; a click on the left or right half goes \
+            back or on. The screen needs 60x16; NO_COLOR turns colour off. \
+            When stdin or stdout is not a terminal, progress lines are printed instead.
+
+            While a story plays with enough buffered, the next two stories and the previous one are preloaded \
+            (their MP4 header and first 3 seconds), paused whenever the playing story runs low; --no-preload \
+            turns that off.
 
             With --headless, one JSON object per line per event: story_start, first_frame (startupMs, cache), \
-            stall, stall_end, story_end (playCount, stalls, stallMs), skipped, error, playlist_end.
+            stall, stall_end, story_end (playCount, stalls, stallMs, framesShown, framesDropped), skipped, error, \
+            playlist_end.
             """)
 
     @Argument(help: "The playlist JSON file.") var playlist: String
@@ -28,6 +37,8 @@ struct PlayCommand: AsyncParsableCommand {
     var network: String?
     @Flag(help: "Do not preload the next stories.") var noPreload = false
     @Flag(help: "Show stories that reached their maxViews too.") var all = false
+    @Flag(help: "Do not decode the video: the story area shows text only (for slow terminals and screen readers).")
+    var noVideo = false
     @OptionGroup var cache: CacheDirOption
 
     func run() async throws {
@@ -51,9 +62,12 @@ struct PlayCommand: AsyncParsableCommand {
             let origin = list.hasLocalStories ? try await MediaOriginServer(root: list.folder, profile: profile) : nil
             let interactive = !headless && isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
             let loader = MediaLoader(store: store, logger: CLILogging.logger(quiet: interactive))
+            var player = PlayerConfiguration()
+            player.decodesVideo = !noVideo
             let session = StorySession(
                 playlist: list, loader: loader, resolve: StorySession.resolver(originBase: origin?.baseURL),
-                clock: RealPlaybackClock(speed: speed), showAll: all, preload: noPreload ? nil : PreloadPolicy())
+                clock: RealPlaybackClock(speed: speed), configuration: player, showAll: all,
+                preload: noPreload ? nil : PreloadPolicy())
             let stop = StopFlag()
             // A reader of stdout that went away (`| head -1`) ends the run quietly.
             let outputClosed = StopFlag()
@@ -109,8 +123,9 @@ enum TextReporter {
             line = "  stalled at \(String(format: "%.1f", Double(positionMs) / 1000)) s"
         case .stallEnd(_, let durationMs):
             line = "  resumed after \(durationMs) ms"
-        case .storyEnd(_, let playCount, let stalls, let stallMs, let completed):
-            line = "  \(completed ? "finished" : "stopped") · played \(playCount)× · \(stalls) stall\(stalls == 1 ? "" : "s") (\(stallMs) ms)"
+        case .storyEnd(_, let playCount, let stalls, let stallMs, let completed, let frames):
+            let pictures = frames.shown > 0 ? " · \(frames.shown) frames shown, \(frames.dropped) dropped" : ""
+            line = "  \(completed ? "finished" : "stopped") · played \(playCount)× · \(stalls) stall\(stalls == 1 ? "" : "s") (\(stallMs) ms)\(pictures)"
         case .failed(_, let message):
             line = "  error: \(message)"
         case .playlistEnd(let played, let skipped):

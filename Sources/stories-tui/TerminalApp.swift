@@ -31,8 +31,8 @@ final class TaskHandle: Sendable {
 }
 
 /// The interactive stories screen. Curses is single-threaded, so one dedicated thread owns it from start to stop:
-/// it renders the controller's snapshot about ten times a second (drawing only what changed), reads keys and
-/// clicks, and gives the terminal back on quit, on a signal and on any error.
+/// it renders the controller's snapshot ten times a second, fifty while a picture plays (drawing only the cells
+/// that changed), reads keys and clicks, and gives the terminal back on quit, on a signal and on any error.
 enum TerminalApp {
     /// Runs the UI until the viewer quits or `stop` is raised.
     static func run(controller: StoryController, stop: StopFlag) async throws {
@@ -52,11 +52,20 @@ enum TerminalApp {
         defer { screen.stop() }
         var model = StoriesScreen(snapshot: controller.snapshot(), unicode: screen.unicode, color: screen.color)
         controller.start()
+        var box: (width: Int, height: Int)?
         while !stop.isRaised {
             model.snapshot = controller.snapshot()
             let size = screen.size
+            if let wanted = StoriesRenderer.pictureBox(model, width: size.width, height: size.height),
+                box.map({ $0 != wanted }) ?? true
+            {
+                box = wanted
+                controller.setPictureBox(wanted)
+            }
             screen.draw(StoriesRenderer.render(model, width: size.width, height: size.height))
-            guard let input = screen.read(timeoutMs: 100) else { continue }
+            // A playing picture is redrawn at up to 50 frames a second (only changed cells go out), text ten times.
+            let moving = model.snapshot.frame != nil && model.snapshot.status?.state == .playing
+            guard let input = screen.read(timeoutMs: moving ? 20 : 100) else { continue }
             switch KeyMap.action(for: input, width: size.width) {
             case .command(let command)?: controller.perform(command)
             case .togglePane?: model.paneOpen.toggle()

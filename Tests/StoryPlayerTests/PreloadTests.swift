@@ -234,7 +234,7 @@ final class SampleLog: Sendable {
             var stalls = 0
             var startups: [Int] = []
             for event in events.all {
-                if case .storyEnd(_, _, let count, _, _) = event { stalls += count }
+                if case .storyEnd(_, _, let count, _, _, _) = event { stalls += count }
                 if case .firstFrame(_, let ms, _, _) = event { startups.append(ms) }
             }
             await sim.close()

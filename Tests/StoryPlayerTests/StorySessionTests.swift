@@ -33,7 +33,7 @@ import Testing
         events.compactMap { event in
             switch event {
             case .storyStart(_, let id, _, _): return "start \(id)"
-            case .storyEnd(let id, let count, _, _, _): return "end \(id) \(count)"
+            case .storyEnd(let id, let count, _, _, _, _): return "end \(id) \(count)"
             case .skipped(_, let id, _, _): return "skip \(id)"
             case .playlistEnd(let played, let skipped): return "done \(played) \(skipped)"
             default: return nil
