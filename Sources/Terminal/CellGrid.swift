@@ -161,4 +161,12 @@ public struct CellRun: Sendable, Equatable {
     public var text: String
     /// Their style.
     public var style: CellStyle
+
+    /// A run.
+    public init(x: Int, y: Int, text: String, style: CellStyle) {
+        self.x = x
+        self.y = y
+        self.text = text
+        self.style = style
+    }
 }

@@ -91,6 +91,12 @@ public struct ColorPairTable: Sendable {
         public var foreground: Int16
         /// Background colour number.
         public var background: Int16
+
+        /// A combination.
+        public init(foreground: Int16, background: Int16) {
+            self.foreground = foreground
+            self.background = background
+        }
     }
 
     /// Colours the terminal has.
