@@ -9,7 +9,8 @@ import NIOConcurrencyHelpers
 ///
 ///     swift run -c release stories-bench [PLAYLIST] [--rounds N] [--network 4g,3g]
 ///
-/// `stories-bench cached-read` measures what checking block checksums costs instead (see CachedReadBenchmark).
+/// `stories-bench cached-read` measures what checking block checksums costs instead (see CachedReadBenchmark),
+/// `stories-bench video` what decoding and drawing the picture costs (see VideoBenchmark).
 @main
 enum PreloadBenchmark {
     struct Sample {
@@ -24,6 +25,9 @@ enum PreloadBenchmark {
         var arguments = Array(CommandLine.arguments.dropFirst())
         if arguments.first == "cached-read" {
             return await CachedReadBenchmark.main(Array(arguments.dropFirst()))
+        }
+        if arguments.first == "video" {
+            return await VideoBenchmark.main(Array(arguments.dropFirst()))
         }
         var rounds = 3
         var profiles = ["4g", "3g"]
@@ -42,6 +46,7 @@ enum PreloadBenchmark {
             case "-h", "--help":
                 print("usage: stories-bench [PLAYLIST] [--rounds N] [--network 4g,3g]")
                 print("       stories-bench cached-read [--size MB] [--rounds N]")
+                print("       stories-bench video [--clip FILE] [--sizes 120x40,200x60]")
                 return
             default:
                 playlistPath = argument

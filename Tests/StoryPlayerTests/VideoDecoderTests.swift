@@ -18,8 +18,8 @@ import Testing
         let loader: MediaLoader
         let directory: URL
 
-        init() async throws {
-            origin = try await MediaOriginServer(root: VideoDecoderTests.videos)
+        init(root: URL = VideoDecoderTests.videos) async throws {
+            origin = try await MediaOriginServer(root: root)
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("decoder-\(UUID().uuidString)")
             var configuration = CacheConfiguration()
             configuration.minimumFreeDiskBytes = 0

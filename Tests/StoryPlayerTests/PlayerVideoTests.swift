@@ -1,0 +1,110 @@
+import Foundation
+import MediaCache
+import MediaOrigin
+import Testing
+
+@testable import StoryPlayer
+
+/// The player with the picture on, on wall-clock time (the decoder's work is real), sped up to keep tests short.
+@Suite(.serialized) struct PlayerVideoTests {
+    typealias Rig = VideoDecoderTests.Rig
+
+    static func configuration() -> PlayerConfiguration {
+        var configuration = PlayerConfiguration()
+        configuration.decodesVideo = true
+        configuration.pictureWidth = 64
+        configuration.pictureHeight = 36
+        return configuration
+    }
+
+    @Test func theFirstFrameIsDecodedBeforeTheStoryCountsAsStarted() async throws {
+        let rig = try await Rig()
+        let events = EventRecorder()
+        let url = rig.origin.url("bars.mp4")
+        let player = PlayerStub(
+            loader: rig.loader, url: url, storyID: "bars", clock: RealPlaybackClock(speed: 4),
+            configuration: Self.configuration(), onEvent: events.handler)
+        let status = await player.run()
+        #expect(status.state == .finished, "\(status.error ?? "")")
+        #expect(status.startupMs != nil)
+        #expect(status.frames.shown > 1)
+        let frame = try #require(player.frame)
+        #expect(frame.width == 64 && frame.height == 36)
+        #expect(frame.time > 4)  // the still at the end is the last frame
+        #expect(events.all.contains { if case .firstFrame = $0 { return true } else { return false } })
+        await rig.close()
+    }
+
+    @Test func contentThatCannotBeDecodedFailsTheStoryWithAReason() async throws {
+        let rig = try await Rig()
+        rig.origin.set(OriginResource(bytes: Array(repeating: 0x42, count: 20_000)), at: "/junk.mp4")
+        let player = PlayerStub(
+            loader: rig.loader, url: rig.origin.url("junk.mp4"), storyID: "junk", clock: RealPlaybackClock(speed: 4),
+            configuration: Self.configuration(), fallbackDuration: 3)
+        let status = await player.run()
+        #expect(status.state == .failed)
+        #expect(status.error?.hasPrefix("cannot decode the video: ") == true, "\(status.error ?? "")")
+        #expect(status.startupMs == nil)
+        await rig.close()
+    }
+
+    @Test func seekingMovesThePlayheadAndThePicture() async throws {
+        let rig = try await Rig()
+        let player = PlayerStub(
+            loader: rig.loader, url: rig.origin.url("life.mp4"), storyID: "life", clock: RealPlaybackClock(speed: 1),
+            configuration: Self.configuration())
+        let run = Task { await player.run() }
+        #expect(await VideoDecoderTests.eventually { player.status.state == .playing })
+        player.setPaused(true)
+        #expect(await VideoDecoderTests.eventually { player.status.state == .paused })
+        let before = player.status.position
+        player.seek(by: 2)
+        #expect(await VideoDecoderTests.eventually { (player.frame?.time ?? 0) >= before + 1.95 })
+        #expect(abs(player.status.position - (before + 2)) < 0.01)
+        // Paused, the picture holds still.
+        let still = player.frame
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(player.frame == still)
+        player.seek(by: -1)
+        #expect(await VideoDecoderTests.eventually { abs((player.frame?.time ?? 0) - (before + 1)) < 0.05 })
+        run.cancel()
+        _ = await run.value
+        await rig.close()
+    }
+
+    @Test func thePictureCostsTheOriginNoExtraByte() async throws {
+        // The demo playlist played headless with and without the picture, each on a fresh cache: the same bytes
+        // leave the origin, each byte once (the decoder reads what the player's reads already fetched).
+        let demo = VideoDecoderTests.videos.deletingLastPathComponent().appendingPathComponent("playlist.json")
+        let list = try PlaylistParser.load(path: demo.path)
+        var sizes = 0
+        for story in list.stories {
+            guard case .local(_, let file) = story.source else { continue }
+            sizes += try #require(FileManager.default.contents(atPath: file.path)).count
+        }
+        var sent: [Bool: Int] = [:]
+        var shown: [Bool: Int] = [:]
+        for video in [true, false] {
+            let rig = try await Rig(root: list.folder)
+            var configuration = Self.configuration()
+            configuration.decodesVideo = video
+            let session = StorySession(
+                playlist: list, loader: rig.loader,
+                resolve: StorySession.resolver(originBase: rig.origin.baseURL), clock: RealPlaybackClock(speed: 8),
+                configuration: configuration, showAll: true, preload: PreloadPolicy())
+            let events = EventRecorder()
+            _ = try await session.runHeadless(emit: events.handler)
+            #expect(!events.all.contains { if case .failed = $0 { return true } else { return false } }, "\(events.all)")
+            sent[video] = rig.origin.bodyBytesSent
+            shown[video] = events.all.reduce(0) { total, event in
+                if case .storyEnd(_, _, _, _, _, let frames) = event { return total + frames.shown }
+                return total
+            }
+            await rig.close()
+        }
+        #expect(sent[true] == sizes)
+        #expect(sent[false] == sizes)
+        #expect((shown[true] ?? 0) > 4)
+        #expect(shown[false] == 0)
+    }
+}
