@@ -59,9 +59,10 @@ struct Tmux {
             stderr: String(decoding: FileManager.default.contents(atPath: errPath) ?? Data(), as: UTF8.self))
     }
 
-    /// The visible screen, one string per row.
-    func screen() async throws -> [String] {
-        try await run(["capture-pane", "-p", "-t", "main"]).text.components(separatedBy: "\n")
+    /// The visible screen, one string per row; with `escapes`, colours and attributes as escape sequences.
+    func screen(escapes: Bool = false) async throws -> [String] {
+        try await run(["capture-pane", "-p"] + (escapes ? ["-e"] : []) + ["-t", "main"]).text
+            .components(separatedBy: "\n")
     }
 
     /// Polls the screen until `predicate` holds, failing with the last screen after `timeout` seconds.
@@ -124,6 +125,79 @@ func terminalFlags(_ file: URL) throws -> Set<String> {
             throw error
         }
         await tmux.kill()
+    }
+
+    @Test func seesThePictureMoveHoldWhenPausedAndShadeWithoutUTF8() async throws {
+        guard let executable = Tmux.find() else {
+            if ProcessInfo.processInfo.environment["STORIES_REQUIRE_E2E"] == "1" {
+                Issue.record("tmux is required (STORIES_REQUIRE_E2E=1) but not installed")
+            } else {
+                print("skipping the terminal picture test: tmux not installed (apt-get install tmux)")
+            }
+            return
+        }
+        let playlist = Self.repository.appendingPathComponent("assets/playlist.json")
+        let scratch = ScratchDirectory()
+        try FileManager.default.createDirectory(at: scratch.url, withIntermediateDirectories: true)
+        defer { scratch.cleanup() }
+        let tmux = Tmux(executable: executable, socket: scratch.url.appendingPathComponent("tmux.sock").path)
+        do {
+            try await watchPicture(tmux, playlist: playlist, scratch: scratch)
+        } catch {
+            await tmux.kill()
+            throw error
+        }
+        await tmux.kill()
+    }
+
+    private func watchPicture(_ tmux: Tmux, playlist: URL, scratch: ScratchDirectory) async throws {
+        try await tmux.run([
+            "new-session", "-d", "-s", "main", "-x", "100", "-y", "30",
+            "env -u NO_COLOR TERM=xterm-256color PS1='E2E> ' LANG=C.UTF-8 LC_ALL=C.UTF-8 bash --norc --noprofile",
+        ])
+        try await tmux.waitFor("the shell prompt") { $0.contains { $0.hasPrefix("E2E>") } }
+        let binary = try CLI.binary().path
+        // The Mandelbrot zoom moves in every frame.
+        try await tmux.type("clear; '\(binary)' '\(playlist.path)' --cache-dir '\(scratch.path)/cache' --network lan")
+        try await tmux.keys("2")
+        let playing = try await tmux.waitFor("the picture of story 2") { screen in
+            screen.contains { $0.contains("2/4 · Mandelbrot zoom") }
+                && screen.filter { $0.filter { $0 == "▀" }.count >= 40 }.count >= 15
+        }
+        #expect(playing.contains { $0.contains("Mandelbrot zoom · ▶ Playing") })
+        // The picture changes while the story plays: colours differ between captures.
+        func picture() async throws -> [String] {
+            try await tmux.screen(escapes: true).filter { $0.contains("▀") }
+        }
+        let first = try await picture()
+        let deadline = ContinuousClock.now + .seconds(20)
+        var moved = false
+        while ContinuousClock.now < deadline, !moved {
+            moved = try await picture() != first
+            if !moved { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(moved, "the picture never changed while playing")
+        // Paused, it holds still.
+        try await tmux.keys("Space")
+        try await tmux.waitFor("paused") { $0.contains { $0.contains("Paused") } }
+        let still = try await picture()
+        for _ in 0..<10 {
+            try await Task.sleep(for: .milliseconds(50))
+            #expect(try await picture() == still, "the picture changed while paused")
+        }
+        try await tmux.keys("q")
+        try await tmux.waitFor("the shell after q") { $0.last(where: { !$0.isEmpty })?.hasPrefix("E2E>") == true }
+
+        // Without UTF-8 the picture is drawn with ASCII shading.
+        try await tmux.type("clear; LANG=C LC_ALL=C '\(binary)' '\(playlist.path)' --cache-dir '\(scratch.path)/cache'")
+        let shaded = try await tmux.waitFor("the shaded picture of story 1") { screen in
+            // Without UTF-8 the header's separators are ASCII too.
+            screen.contains { $0.contains("1/4 - Colour bars") }
+                && screen.filter { line in line.filter { "%#@*+=".contains($0) }.count >= 30 }.count >= 10
+        }
+        #expect(!shaded.contains { $0.contains("▀") })
+        try await tmux.keys("q")
+        try await tmux.waitFor("the shell after q") { $0.last(where: { !$0.isEmpty })?.hasPrefix("E2E>") == true }
     }
 
     private func drive(_ tmux: Tmux, demo: Demo, playlist: URL, scratch: ScratchDirectory) async throws {
