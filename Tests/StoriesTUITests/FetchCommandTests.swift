@@ -165,6 +165,22 @@ import Testing
         #expect(ends.first?["playCount"] as? Int == 2)
     }
 
+    @Test func storyEndCountsFramesAndNoVideoTurnsThePictureOff() async throws {
+        let cache = ScratchDirectory()
+        defer { cache.cleanup() }
+        let arguments = ["play", Self.playlistPath, "--headless", "--speed", "10", "--network", "lan", "--all"]
+        let withPicture = try await CLI.run(arguments + ["--cache-dir", cache.path])
+        #expect(withPicture.status == 0, "\(withPicture.stderr)")
+        let ends = try events(withPicture).filter { $0["event"] as? String == "story_end" }
+        #expect(ends.count == 4)
+        #expect(ends.allSatisfy { ($0["framesShown"] as? Int ?? 0) >= 1 && ($0["framesDropped"] as? Int) != nil }, "\(ends)")
+        let textOnly = try await CLI.run(arguments + ["--no-video", "--cache-dir", cache.path])
+        #expect(textOnly.status == 0, "\(textOnly.stderr)")
+        let textEnds = try events(textOnly).filter { $0["event"] as? String == "story_end" }
+        #expect(textEnds.count == 4)
+        #expect(textEnds.allSatisfy { $0["framesShown"] as? Int == 0 && $0["framesDropped"] as? Int == 0 }, "\(textEnds)")
+    }
+
     @Test(arguments: [
         (["play", "/nonexistent.json"], "/nonexistent.json: no such file"),
         (["play", playlistPath, "--network", "5g"], "--network: unknown profile '5g' (use 3g, 4g, wifi, lan)"),
