@@ -22,8 +22,10 @@ final class LoaderByteSource: @unchecked Sendable {
     private var chunkOffset: Int64 = 0
     private var pending: Task<Void, Never>?
     private var cancelled = false
+    private var delivered: Int64 = 0
+
     /// Bytes handed to the reader.
-    private(set) var bytesRead: Int64 = 0
+    var bytesRead: Int64 { lock.withLock { delivered } }
 
     /// Reads of `url` (cached under `key`), `length` bytes long.
     init(loader: MediaLoader, url: URL, key: CacheKey, length: Int64) {
@@ -56,7 +58,7 @@ final class LoaderByteSource: @unchecked Sendable {
                 chunk.withUnsafeBytes { source in
                     buffer.baseAddress?.copyMemory(from: source.baseAddress! + start, byteCount: count)
                 }
-                bytesRead += Int64(count)
+                delivered += Int64(count)
                 return count
             }
             if let copied { return copied }
@@ -64,30 +66,72 @@ final class LoaderByteSource: @unchecked Sendable {
         }
     }
 
-    /// Loads the chunk holding `offset`, continuing the open request when it is there or close behind it, else
-    /// opening a new one there.
+    /// What to read next: more of the open request, a short read behind it, or a new request.
+    private enum Plan {
+        case continueOpen(LoadingStream.Iterator)
+        case readBehind(Range<Int64>)
+        case open(LoadingStream.Iterator)
+    }
+
+    /// Loads the chunk holding `offset`: the open request continues when the reader is there or a little behind;
+    /// bytes behind it (already read once, so cached) come from a short request of their own and leave it open,
+    /// as the demuxer often steps back after probing; anything else opens a new request there.
     private func fetchChunk(at offset: Int64) throws {
-        let iterator = lock.withLock { () -> LoadingStream.Iterator in
-            // Continue the open request when the reader moves forward by less than what skipping costs.
+        let plan = lock.withLock { () -> Plan in
             if let open = self.iterator, offset >= iteratorOffset, offset - iteratorOffset <= Self.skipLimit {
-                return open
+                return .continueOpen(open)
+            }
+            if self.iterator != nil, offset < iteratorOffset {
+                return .readBehind(offset..<Swift.min(iteratorOffset, offset + Self.skipLimit))
             }
             let opened = loader.load(
                 LoadingRequest(url: url, cacheKey: key, requestedOffset: offset, requestedLength: length - offset)
             ).makeAsyncIterator()
             self.iterator = opened
             iteratorOffset = offset
-            return opened
+            return .open(opened)
         }
-        let done = DispatchSemaphore(value: 0)
-        let outcome = NIOLockedValueBox<Result<LoadedChunk?, Error>>(.success(nil))
-        let task = Task {
-            do {
-                let next = try await iterator.next()
-                outcome.withLockedValue { $0 = .success(next) }
-            } catch {
-                outcome.withLockedValue { $0 = .failure(error) }
+        switch plan {
+        case .continueOpen(let iterator), .open(let iterator):
+            let next = try blocking { try await iterator.next() }
+            try lock.withLock {
+                if cancelled { throw CancellationError() }
+                guard let next, !next.bytes.isEmpty else {
+                    self.iterator = nil
+                    throw PlayerError("the video ended early, at byte \(iteratorOffset) of \(length)")
+                }
+                chunk = next.bytes
+                chunkOffset = next.offset
+                iteratorOffset = next.offset + Int64(next.bytes.count)
             }
+        case .readBehind(let range):
+            let (loader, url, key) = (self.loader, self.url, self.key)
+            let bytes = try blocking {
+                try await loader.data(
+                    LoadingRequest(url: url, cacheKey: key, requestedOffset: range.lowerBound,
+                        requestedLength: Int64(range.count)))
+            }
+            try lock.withLock {
+                if cancelled { throw CancellationError() }
+                guard !bytes.isEmpty else { throw PlayerError("the video ended early, at byte \(range.lowerBound)") }
+                chunk = bytes
+                chunkOffset = range.lowerBound
+            }
+        }
+    }
+
+    /// Runs `work` on the concurrency pool and blocks this (non-pool) thread until it finished; `cancel` wakes it.
+    private func blocking<T: Sendable>(_ work: sending @escaping () async throws -> T) throws -> T {
+        let done = DispatchSemaphore(value: 0)
+        let outcome = NIOLockedValueBox<Result<T, Error>?>(nil)
+        let task = Task {
+            let result: Result<T, Error>
+            do {
+                result = .success(try await work())
+            } catch {
+                result = .failure(error)
+            }
+            outcome.withLockedValue { $0 = result }
             done.signal()
         }
         let proceed = lock.withLock { () -> Bool in
@@ -96,18 +140,9 @@ final class LoaderByteSource: @unchecked Sendable {
         }
         if !proceed { task.cancel() }
         done.wait()
-        let next = try outcome.withLockedValue { try $0.get() }
-        try lock.withLock {
-            pending = nil
-            if cancelled { throw CancellationError() }
-            guard let next, !next.bytes.isEmpty else {
-                self.iterator = nil
-                throw PlayerError("the video ended early, at byte \(iteratorOffset) of \(length)")
-            }
-            chunk = next.bytes
-            chunkOffset = next.offset
-            iteratorOffset = next.offset + Int64(next.bytes.count)
-        }
+        lock.withLock { pending = nil }
+        guard let result = outcome.withLockedValue({ $0 }) else { throw CancellationError() }
+        return try result.get()
     }
 
     /// Forward jumps shorter than this read through the open request rather than opening a new one.
