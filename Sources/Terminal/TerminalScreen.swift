@@ -139,6 +139,13 @@ public final class TerminalScreen {
         return .character(Character(scalar))
     }
 
+    /// True when the terminal went away (its input hung up or failed): nothing can be read or shown any more.
+    public var isGone: Bool {
+        var descriptor = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
+        guard poll(&descriptor, 1, 0) >= 0 else { return false }
+        return descriptor.revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0
+    }
+
     /// Gives the terminal back: cursor, echo, line mode, and the screen as it was. Safe to call twice.
     public func stop() {
         guard let screen else { return }

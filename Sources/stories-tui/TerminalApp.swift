@@ -65,7 +65,11 @@ enum TerminalApp {
             screen.draw(StoriesRenderer.render(model, width: size.width, height: size.height))
             // A playing picture is redrawn at up to 50 frames a second (only changed cells go out), text ten times.
             let moving = model.snapshot.frame != nil && model.snapshot.status?.state == .playing
-            guard let input = screen.read(timeoutMs: moving ? 20 : 100) else { continue }
+            guard let input = screen.read(timeoutMs: moving ? 20 : 100) else {
+                // A closed terminal makes every read fail at once: leave rather than spin.
+                if screen.isGone { return }
+                continue
+            }
             switch KeyMap.action(for: input, width: size.width) {
             case .command(let command)?: controller.perform(command)
             case .togglePane?: model.paneOpen.toggle()

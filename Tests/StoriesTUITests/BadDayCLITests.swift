@@ -58,7 +58,7 @@ import Glibc
         let cache = ScratchDirectory()
         defer { cache.cleanup() }
         let result = try await CLI.runClosingStdout(
-            ["play", HeadlessPlayTests.playlistPath, "--headless", "--speed", "25", "--network", "lan",
+            ["play", HeadlessPlayTests.playlistPath, "--headless", "--speed", "25", "--network", "lan", "--no-video",
              "--cache-dir", cache.path], keep: 20)
         #expect(result.stdout.count == 20)
         #expect([0, 141].contains(result.status), "status \(result.status): \(result.stderr)")

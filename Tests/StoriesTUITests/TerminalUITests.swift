@@ -150,6 +150,45 @@ func terminalFlags(_ file: URL) throws -> Set<String> {
         await tmux.kill()
     }
 
+    @Test func closingTheTerminalEndsTheProgram() async throws {
+        guard let executable = Tmux.find() else {
+            if ProcessInfo.processInfo.environment["STORIES_REQUIRE_E2E"] == "1" {
+                Issue.record("tmux is required (STORIES_REQUIRE_E2E=1) but not installed")
+            } else {
+                print("skipping the terminal hang-up test: tmux not installed (apt-get install tmux)")
+            }
+            return
+        }
+        let playlist = Self.repository.appendingPathComponent("assets/playlist.json")
+        let scratch = ScratchDirectory()
+        try FileManager.default.createDirectory(at: scratch.url, withIntermediateDirectories: true)
+        defer { scratch.cleanup() }
+        let tmux = Tmux(executable: executable, socket: scratch.url.appendingPathComponent("tmux.sock").path)
+        let cache = "\(scratch.path)/hangup-cache"
+        /// Processes whose command line names this test's cache directory.
+        func running() -> [String] {
+            let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+            return entries.filter { entry in
+                guard Int(entry) != nil, let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline")
+                else { return false }
+                let arguments = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+                return arguments.contains(cache) && arguments.first?.hasSuffix("stories-tui") == true
+            }
+        }
+        try await tmux.run([
+            "new-session", "-d", "-s", "main", "-x", "100", "-y", "30",
+            "env -u NO_COLOR PS1='E2E> ' LANG=C.UTF-8 LC_ALL=C.UTF-8 bash --norc --noprofile",
+        ])
+        try await tmux.waitFor("the shell prompt") { $0.contains { $0.hasPrefix("E2E>") } }
+        try await tmux.type("'\(try CLI.binary().path)' '\(playlist.path)' --cache-dir '\(cache)' --network lan")
+        try await tmux.waitFor("the first story") { $0.contains { $0.contains("1/4") } }
+        #expect(running().count == 1)
+        await tmux.kill()
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline, !running().isEmpty { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(running().isEmpty, "stories-tui kept running after its terminal closed")
+    }
+
     private func watchPicture(_ tmux: Tmux, playlist: URL, scratch: ScratchDirectory) async throws {
         try await tmux.run([
             "new-session", "-d", "-s", "main", "-x", "100", "-y", "30",
