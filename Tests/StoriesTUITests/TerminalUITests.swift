@@ -219,7 +219,16 @@ func terminalFlags(_ file: URL) throws -> Set<String> {
         // Paused, it holds still.
         try await tmux.keys("Space")
         try await tmux.waitFor("paused") { $0.contains { $0.contains("Paused") } }
-        let still = try await picture()
+        // The frame due at the paused playhead may still be on its way on a busy machine: wait for it, then the
+        // picture must not change again.
+        var still = try await picture()
+        let settleBy = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < settleBy {
+            try await Task.sleep(for: .milliseconds(150))
+            let next = try await picture()
+            if next == still { break }
+            still = next
+        }
         for _ in 0..<10 {
             try await Task.sleep(for: .milliseconds(50))
             #expect(try await picture() == still, "the picture changed while paused")

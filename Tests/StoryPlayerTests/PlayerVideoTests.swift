@@ -6,7 +6,7 @@ import Testing
 @testable import StoryPlayer
 
 /// The player with the picture on, on wall-clock time (the decoder's work is real), sped up to keep tests short.
-@Suite(.serialized) struct PlayerVideoTests {
+@Suite(.serialized, .decodesOnWallClock) struct PlayerVideoTests {
     typealias Rig = VideoDecoderTests.Rig
 
     static func configuration() -> PlayerConfiguration {

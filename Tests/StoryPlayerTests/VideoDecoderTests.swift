@@ -7,7 +7,7 @@ import Testing
 
 /// The decoder reads only through the loader: pictures decoded from the cache show the clip's known colours, and
 /// a wrong byte in the cache would show as a wrong picture.
-@Suite(.serialized) struct VideoDecoderTests {
+@Suite(.serialized, .decodesOnWallClock) struct VideoDecoderTests {
     static let videos = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("assets/videos")
 
