@@ -101,22 +101,22 @@ func stripedFrame(width: Int, height: Int, even: (UInt8, UInt8, UInt8), odd: (UI
         #expect(Palette256.reduce(21, to: 16) == 4)  // pure blue → blue (0, 0, 238)
     }
 
-    @Test func thePictureSitsInTheStoryAreaWithACaptionUnderIt() {
+    @Test func thePictureSitsInTheStoryAreaWithACaptionUnderIt() throws {
         var snapshot = midStory()
         snapshot.frame = twoToneFrame(width: 480, height: 270, top: (255, 0, 0), bottom: (0, 0, 255))
         let grid = StoriesRenderer.render(StoriesScreen(snapshot: snapshot), width: 120, height: 40)
         let pictureRows = (0..<40).filter { y in (0..<120).contains { grid[$0, y].character == "▀" } }
         #expect(pictureRows.count >= 25)
-        let caption = try? #require(row(grid, containing: "Mandelbrot zoom · ▶ Playing"))
+        let caption = try #require(row(grid, containing: "Mandelbrot zoom · ▶ Playing"))
         #expect(caption == (pictureRows.last ?? 0) + 1)
-        #expect(row(grid, containing: "Buffer") == (caption ?? 0) + 2)
+        #expect(row(grid, containing: "Buffer") == caption + 2)
         let box = StoriesRenderer.pictureBox(StoriesScreen(snapshot: snapshot), width: 120, height: 40)
         #expect(box?.width == 120 && box?.height == 2 * pictureRows.count)
 
         snapshot.status?.state = .stalled
         let stalled = StoriesRenderer.render(StoriesScreen(snapshot: snapshot), width: 120, height: 40)
-        let label = try? #require(row(stalled, containing: " Buffering… "))
-        #expect(pictureRows.contains(label ?? -1))  // on the picture, which stays
+        let label = try #require(row(stalled, containing: " Buffering… "))
+        #expect(pictureRows.contains(label))  // on the picture, which stays
         #expect(stalled.lines.filter { $0.contains("▀") }.count == pictureRows.count)
     }
 
