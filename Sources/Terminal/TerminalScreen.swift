@@ -75,19 +75,11 @@ public final class TerminalScreen {
         }
         var runs = grid.changes(since: previous)
         if color {
-            let requests = Set(runs.compactMap { run in
-                run.style.foreground == nil && run.style.background == nil
-                    ? nil : ColorRequest(foreground: run.style.foreground, background: run.style.background)
-            })
-            var allocation = pairs.allocate(requests)
+            var allocation = pairs.allocate(Self.colorRequests(runs))
             if allocation.recycled {
                 // Pairs now mean other colours: everything on screen is drawn again with the new ones.
                 runs = grid.changes(since: nil)
-                let all = Set(runs.compactMap { run in
-                    run.style.foreground == nil && run.style.background == nil
-                        ? nil : ColorRequest(foreground: run.style.foreground, background: run.style.background)
-                })
-                allocation.define += pairs.allocate(all).define
+                allocation.define += pairs.allocate(Self.colorRequests(runs)).define
             }
             for (pair, combo) in allocation.define {
                 _ = init_extended_pair(Int32(pair), Int32(combo.foreground), Int32(combo.background))
@@ -102,6 +94,14 @@ public final class TerminalScreen {
         _ = stories_set_attributes(window, 0, 0)
         drawn = grid
         if !runs.isEmpty || previous == nil { wrefresh(window) }
+    }
+
+    /// The picture colours `runs` ask for (runs in the interface's own palette need no pair of their own).
+    private static func colorRequests(_ runs: [CellRun]) -> Set<ColorRequest> {
+        Set(runs.compactMap { run in
+            run.style.foreground == nil && run.style.background == nil
+                ? nil : ColorRequest(foreground: run.style.foreground, background: run.style.background)
+        })
     }
 
     /// Forgets what is on screen, so the next draw repaints everything (after a resize).

@@ -104,45 +104,69 @@ func terminalFlags(_ file: URL) throws -> Set<String> {
         .deletingLastPathComponent()
 
     @Test func navigatesTogglesThePaneAndGivesTheTerminalBack() async throws {
-        guard let executable = Tmux.find() else {
-            if ProcessInfo.processInfo.environment["STORIES_REQUIRE_E2E"] == "1" {
-                Issue.record("tmux is required (STORIES_REQUIRE_E2E=1) but not installed")
-            } else {
-                print("skipping the terminal UI test: tmux not installed (apt-get install tmux)")
-            }
-            return
-        }
-        let playlist = Self.repository.appendingPathComponent("assets/playlist.json")
-        let demo = try JSONDecoder().decode(Demo.self, from: Data(contentsOf: playlist))
-        let scratch = ScratchDirectory()
-        try FileManager.default.createDirectory(at: scratch.url, withIntermediateDirectories: true)
-        defer { scratch.cleanup() }
-        let tmux = Tmux(executable: executable, socket: scratch.url.appendingPathComponent("tmux.sock").path)
-        do {
+        try await inTmux("the terminal UI test") { tmux, scratch in
+            let playlist = Self.repository.appendingPathComponent("assets/playlist.json")
+            let demo = try JSONDecoder().decode(Demo.self, from: Data(contentsOf: playlist))
             try await drive(tmux, demo: demo, playlist: playlist, scratch: scratch)
-        } catch {
-            await tmux.kill()
-            throw error
         }
-        await tmux.kill()
     }
 
     @Test func seesThePictureMoveHoldWhenPausedAndShadeWithoutUTF8() async throws {
+        try await inTmux("the terminal picture test", environment: "TERM=xterm-256color") { tmux, scratch in
+            try await watchPicture(tmux, playlist: Self.repository.appendingPathComponent("assets/playlist.json"),
+                scratch: scratch)
+        }
+    }
+
+    @Test func closingTheTerminalEndsTheProgram() async throws {
+        try await inTmux("the terminal hang-up test") { tmux, scratch in
+            let playlist = Self.repository.appendingPathComponent("assets/playlist.json")
+            let cache = "\(scratch.path)/hangup-cache"
+            /// Processes whose command line names this test's cache directory.
+            func running() -> [String] {
+                let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+                return entries.filter { entry in
+                    guard Int(entry) != nil, let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline")
+                    else { return false }
+                    let arguments = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+                    return arguments.contains(cache) && arguments.first?.hasSuffix("stories-tui") == true
+                }
+            }
+            try await tmux.type("'\(try CLI.binary().path)' '\(playlist.path)' --cache-dir '\(cache)' --network lan")
+            try await tmux.waitFor("the first story") { $0.contains { $0.contains("1/4") } }
+            #expect(running().count == 1)
+            await tmux.kill()
+            let deadline = ContinuousClock.now + .seconds(20)
+            while ContinuousClock.now < deadline, !running().isEmpty { try await Task.sleep(for: .milliseconds(50)) }
+            #expect(running().isEmpty, "stories-tui kept running after its terminal closed")
+        }
+    }
+
+    /// Runs `body` with a private tmux server whose 100×30 window holds a shell (with `environment` set, NO_COLOR
+    /// unset, a UTF-8 locale) at its prompt, and a scratch directory. Without tmux it skips with a message, or
+    /// fails when STORIES_REQUIRE_E2E=1. The server is killed however `body` ends.
+    private func inTmux(
+        _ what: String, environment: String = "", _ body: (Tmux, ScratchDirectory) async throws -> Void
+    ) async throws {
         guard let executable = Tmux.find() else {
             if ProcessInfo.processInfo.environment["STORIES_REQUIRE_E2E"] == "1" {
                 Issue.record("tmux is required (STORIES_REQUIRE_E2E=1) but not installed")
             } else {
-                print("skipping the terminal picture test: tmux not installed (apt-get install tmux)")
+                print("skipping \(what): tmux not installed (apt-get install tmux)")
             }
             return
         }
-        let playlist = Self.repository.appendingPathComponent("assets/playlist.json")
         let scratch = ScratchDirectory()
         try FileManager.default.createDirectory(at: scratch.url, withIntermediateDirectories: true)
         defer { scratch.cleanup() }
         let tmux = Tmux(executable: executable, socket: scratch.url.appendingPathComponent("tmux.sock").path)
         do {
-            try await watchPicture(tmux, playlist: playlist, scratch: scratch)
+            try await tmux.run([
+                "new-session", "-d", "-s", "main", "-x", "100", "-y", "30",
+                "env -u NO_COLOR \(environment) PS1='E2E> ' LANG=C.UTF-8 LC_ALL=C.UTF-8 bash --norc --noprofile",
+            ])
+            try await tmux.waitFor("the shell prompt") { $0.contains { $0.hasPrefix("E2E>") } }
+            try await body(tmux, scratch)
         } catch {
             await tmux.kill()
             throw error
@@ -150,51 +174,7 @@ func terminalFlags(_ file: URL) throws -> Set<String> {
         await tmux.kill()
     }
 
-    @Test func closingTheTerminalEndsTheProgram() async throws {
-        guard let executable = Tmux.find() else {
-            if ProcessInfo.processInfo.environment["STORIES_REQUIRE_E2E"] == "1" {
-                Issue.record("tmux is required (STORIES_REQUIRE_E2E=1) but not installed")
-            } else {
-                print("skipping the terminal hang-up test: tmux not installed (apt-get install tmux)")
-            }
-            return
-        }
-        let playlist = Self.repository.appendingPathComponent("assets/playlist.json")
-        let scratch = ScratchDirectory()
-        try FileManager.default.createDirectory(at: scratch.url, withIntermediateDirectories: true)
-        defer { scratch.cleanup() }
-        let tmux = Tmux(executable: executable, socket: scratch.url.appendingPathComponent("tmux.sock").path)
-        let cache = "\(scratch.path)/hangup-cache"
-        /// Processes whose command line names this test's cache directory.
-        func running() -> [String] {
-            let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-            return entries.filter { entry in
-                guard Int(entry) != nil, let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline")
-                else { return false }
-                let arguments = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
-                return arguments.contains(cache) && arguments.first?.hasSuffix("stories-tui") == true
-            }
-        }
-        try await tmux.run([
-            "new-session", "-d", "-s", "main", "-x", "100", "-y", "30",
-            "env -u NO_COLOR PS1='E2E> ' LANG=C.UTF-8 LC_ALL=C.UTF-8 bash --norc --noprofile",
-        ])
-        try await tmux.waitFor("the shell prompt") { $0.contains { $0.hasPrefix("E2E>") } }
-        try await tmux.type("'\(try CLI.binary().path)' '\(playlist.path)' --cache-dir '\(cache)' --network lan")
-        try await tmux.waitFor("the first story") { $0.contains { $0.contains("1/4") } }
-        #expect(running().count == 1)
-        await tmux.kill()
-        let deadline = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < deadline, !running().isEmpty { try await Task.sleep(for: .milliseconds(50)) }
-        #expect(running().isEmpty, "stories-tui kept running after its terminal closed")
-    }
-
     private func watchPicture(_ tmux: Tmux, playlist: URL, scratch: ScratchDirectory) async throws {
-        try await tmux.run([
-            "new-session", "-d", "-s", "main", "-x", "100", "-y", "30",
-            "env -u NO_COLOR TERM=xterm-256color PS1='E2E> ' LANG=C.UTF-8 LC_ALL=C.UTF-8 bash --norc --noprofile",
-        ])
-        try await tmux.waitFor("the shell prompt") { $0.contains { $0.hasPrefix("E2E>") } }
         let binary = try CLI.binary().path
         // The Mandelbrot zoom moves in every frame.
         try await tmux.type("clear; '\(binary)' '\(playlist.path)' --cache-dir '\(scratch.path)/cache' --network lan")
@@ -250,11 +230,6 @@ func terminalFlags(_ file: URL) throws -> Set<String> {
 
     private func drive(_ tmux: Tmux, demo: Demo, playlist: URL, scratch: ScratchDirectory) async throws {
         let count = demo.stories.count
-        try await tmux.run([
-            "new-session", "-d", "-s", "main", "-x", "100", "-y", "30",
-            "env -u NO_COLOR PS1='E2E> ' LANG=C.UTF-8 LC_ALL=C.UTF-8 bash --norc --noprofile",
-        ])
-        try await tmux.waitFor("the shell prompt") { $0.contains { $0.hasPrefix("E2E>") } }
         let binary = try CLI.binary().path
         func launch(_ marker: String) async throws {
             try await tmux.type("clear; '\(binary)' '\(playlist.path)' --cache-dir '\(scratch.path)/cache' "

@@ -66,8 +66,6 @@ final class FrameReader {
     /// Pixels across and down of the coded picture.
     let width: Int
     let height: Int
-    /// Frames per second, when the stream says.
-    let frameRate: Double?
 
     /// Opens the video: reads its header through `source` and sets up the decoder for its first video stream.
     init(source: LoaderByteSource) throws {
@@ -128,8 +126,6 @@ final class FrameReader {
         startTime = stream.pointee.start_time == stories_av_nopts_value() ? 0 : stream.pointee.start_time
         width = Int(codecContext.pointee.width)
         height = Int(codecContext.pointee.height)
-        let rate = stream.pointee.avg_frame_rate
-        frameRate = rate.num > 0 && rate.den > 0 ? av_q2d(rate) : nil
         packet = av_packet_alloc()
         guard width > 0, height > 0 else {
             throw VideoDecodeError("the video has no picture size")

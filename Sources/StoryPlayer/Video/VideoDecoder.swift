@@ -14,8 +14,6 @@ public final class VideoDecoder: @unchecked Sendable {
         var frame: VideoFrame?
         var counts = FrameCounts()
         var failure: VideoDecodeError?
-        var ended = false
-        var frameRate: Double?
         /// Bumped by every change the thread must look at.
         var wake = 0
     }
@@ -75,8 +73,6 @@ public final class VideoDecoder: @unchecked Sendable {
     public var counts: FrameCounts { locked { $0.counts } }
     /// Why decoding failed, if it did.
     public var failure: VideoDecodeError? { locked { $0.failure } }
-    /// Frames per second, once the video is open.
-    public var frameRate: Double? { locked { $0.frameRate } }
     /// Bytes the decoder read through the loader.
     public var bytesRead: Int64 { source.bytesRead }
 
@@ -105,9 +101,7 @@ public final class VideoDecoder: @unchecked Sendable {
 
     private func run() {
         do {
-            let reader = try FrameReader(source: source)
-            locked { $0.frameRate = reader.frameRate }
-            try decodeLoop(reader)
+            try decodeLoop(try FrameReader(source: source))
         } catch {
             let stopped = locked { $0.stopped }
             guard !stopped else { return }
@@ -172,17 +166,13 @@ public final class VideoDecoder: @unchecked Sendable {
                 let box = locked { $0.box }
                 let size = VideoFrame.fitted(videoWidth: reader.width, videoHeight: reader.height, box: box)
                 let picture = VideoFrame(
-                    width: size.width, height: size.height, rgb: reader.scale(due, to: size), time: time,
-                    sequence: sequence)
+                    width: size.width, height: size.height, rgb: reader.scale(due, to: size), time: time)
                 av_frame_unref(due)
                 locked { s in
                     s.frame = picture
                     s.counts.shown += 1
                     s.counts.dropped += dropped
-                    s.ended = ended
                 }
-            } else if ended {
-                locked { $0.ended = true }
             }
         }
     }

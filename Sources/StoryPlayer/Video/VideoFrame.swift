@@ -9,16 +9,13 @@ public struct VideoFrame: Sendable, Equatable {
     public let rgb: [UInt8]
     /// Presentation time in seconds from the start of the video.
     public let time: Double
-    /// The frame's number among the frames shown this story (1 for the first).
-    public let sequence: Int
 
     /// A frame; `rgb` must hold `width * height * 3` bytes (missing pixels read as black).
-    public init(width: Int, height: Int, rgb: [UInt8], time: Double, sequence: Int = 1) {
+    public init(width: Int, height: Int, rgb: [UInt8], time: Double) {
         self.width = Swift.max(0, width)
         self.height = Swift.max(0, height)
         self.rgb = rgb
         self.time = time
-        self.sequence = sequence
     }
 
     /// The pixel at column `x`, row `y` (black outside the frame).
