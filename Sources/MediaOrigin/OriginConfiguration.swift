@@ -138,6 +138,8 @@ public struct OriginRequestRecord: Sendable, Equatable {
     public var status: Int
     /// Body bytes sent (counted as they are written).
     public var bodyBytes: Int
+    /// The `User-Agent` header, if any.
+    public var userAgent: String? = nil
 }
 
 /// Runs work after a delay; the origin's latency and bandwidth shaping use it, so tests can drive them with

@@ -40,7 +40,8 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
         let isHead = request.method == .HEAD
         var record = OriginRequestRecord(
             method: request.method.rawValue, path: path, range: request.headers.first(name: "range"),
-            ifRange: request.headers.first(name: "if-range"), status: 200, bodyBytes: 0)
+            ifRange: request.headers.first(name: "if-range"), status: 200, bodyBytes: 0,
+            userAgent: request.headers.first(name: "user-agent"))
         var headers = HTTPHeaders()
         var body = OriginBody.text([])
         var status = HTTPResponseStatus.ok

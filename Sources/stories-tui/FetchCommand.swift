@@ -30,7 +30,7 @@ struct FetchCommand: AsyncParsableCommand {
                     throw CLIFailure(message: "--event-log: \(error)", exitCode: 2)
                 }
             }
-            let loader = MediaLoader(store: store, eventLog: log, logger: CLILogging.logger())
+            let loader = MediaLoader(store: store, configuration: LoaderDefaults.configuration, eventLog: log, logger: CLILogging.logger())
             var failure: Error?
             do {
                 try await write(loader: loader, origin: origin, range: byteRange)

@@ -61,7 +61,7 @@ struct PlayCommand: AsyncParsableCommand {
             let store = try cache.openStore()
             let origin = list.hasLocalStories ? try await MediaOriginServer(root: list.folder, profile: profile) : nil
             let interactive = !headless && isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
-            let loader = MediaLoader(store: store, logger: CLILogging.logger(quiet: interactive))
+            let loader = MediaLoader(store: store, configuration: LoaderDefaults.configuration, logger: CLILogging.logger(quiet: interactive))
             var player = PlayerConfiguration()
             player.decodesVideo = !noVideo
             let session = StorySession(

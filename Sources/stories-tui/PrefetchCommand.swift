@@ -54,7 +54,7 @@ struct PrefetchCommand: AsyncParsableCommand {
             let amount = try amount()
             let targets = try urls.map { PreloadTarget(url: try CLIURL.parse($0, context: "prefetch"), amount: amount) }
             let store = try cache.openStore()
-            let loader = MediaLoader(store: store, logger: CLILogging.logger())
+            let loader = MediaLoader(store: store, configuration: LoaderDefaults.configuration, logger: CLILogging.logger())
             var configuration = PreloadConfiguration()
             configuration.sliceBytes = 1 << 20
             let preloader = Preloader(loader: loader, configuration: configuration)

@@ -23,7 +23,7 @@ struct ServeCommand: AsyncParsableCommand {
                 throw CLIFailure(message: "--port: \(port) is not a port (use 0 to 65535)", exitCode: 2)
             }
             let store = try cache.openStore()
-            let loader = MediaLoader(store: store, logger: CLILogging.logger())
+            let loader = MediaLoader(store: store, configuration: LoaderDefaults.configuration, logger: CLILogging.logger())
             let proxy: ProxyServer
             do {
                 proxy = try await ProxyServer(loader: loader, port: port, logger: CLILogging.logger())

@@ -38,7 +38,11 @@ enum StandardStreams {
             guard let base = buffer.baseAddress else { return }
             var done = 0
             while done < buffer.count {
+                #if canImport(Glibc)
                 let n = Glibc.write(descriptor, base + done, buffer.count - done)
+                #else
+                let n = Darwin.write(descriptor, base + done, buffer.count - done)
+                #endif
                 if n < 0 {
                     if errno == EINTR { continue }
                     if errno == EPIPE { throw Closed() }

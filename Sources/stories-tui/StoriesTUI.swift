@@ -57,14 +57,14 @@ struct CacheDirOption: ParsableArguments {
     var cacheDir: String?
 
     /// The resolved directory.
-    var url: URL { CacheDirectory.resolve(explicit: cacheDir) }
+    var url: URL { CacheLocation.resolve(explicit: cacheDir) }
 
     /// Opens the store, turning failures into one clear line and exit code 1.
     func openStore() throws -> CacheStore {
         do {
             return try CacheStore(directory: url, logger: CLILogging.logger())
         } catch {
-            throw CLIFailure(message: "\(error)", exitCode: 1)
+            throw CLIFailure(message: CacheLocation.describe(error), exitCode: 1)
         }
     }
 }

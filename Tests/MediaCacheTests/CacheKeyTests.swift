@@ -24,14 +24,4 @@ import Testing
         #expect(CacheKey(hex: "../../etc/passwd") == nil)
         #expect(CacheKey(hex: String(repeating: "G", count: 64)) == nil)
     }
-
-    @Test func cacheDirectoryPrecedence() {
-        let env = ["STORIES_CACHE_DIR": "/s", "XDG_CACHE_HOME": "/x", "HOME": "/h"]
-        #expect(CacheDirectory.resolve(explicit: "/flag", environment: env).path == "/flag")
-        #expect(CacheDirectory.resolve(explicit: nil, environment: env).path == "/s")
-        #expect(CacheDirectory.resolve(explicit: nil, environment: ["XDG_CACHE_HOME": "/x", "HOME": "/h"]).path
-            == "/x/stories-tui")
-        #expect(CacheDirectory.resolve(explicit: nil, environment: ["HOME": "/h"]).path == "/h/.cache/stories-tui")
-        #expect(CacheDirectory.resolve(explicit: "~/c", environment: ["HOME": "/h"]).path == "/h/c")
-    }
 }

@@ -64,6 +64,19 @@ import Testing
         await h.close()
     }
 
+    @Test func everyOriginRequestCarriesTheConfiguredUserAgent() async throws {
+        var configuration = LoaderHarness.defaultConfiguration
+        configuration.client.userAgent = "SomeApp/2.1"
+        let h = try await LoaderHarness(configuration: configuration)
+        h.origin.set(OriginResource(bytes: content(100_000), etag: "\"u\""), at: "/u.mp4")
+        _ = try await h.read("u.mp4")
+        try await h.restart()
+        await h.loader.validate(url: h.url("u.mp4"), waitingAtMost: .seconds(5))
+        #expect(!h.origin.requests.isEmpty)
+        #expect(h.origin.requests.allSatisfy { $0.userAgent == "SomeApp/2.1" }, "\(h.origin.requests)")
+        await h.close()
+    }
+
     @Test func aRestartResumesFromTheFirstMissingByteWithIfRange() async throws {
         var configuration = LoaderHarness.defaultConfiguration
         configuration.maxRetries = 0

@@ -16,6 +16,8 @@ public struct OriginClientConfiguration: Sendable, Equatable {
     public var minimumBytesPerSecond = 4_096
     /// Seconds over which `minimumBytesPerSecond` is measured.
     public var minimumThroughputWindow: TimeInterval = 15
+    /// The `User-Agent` sent with every origin request.
+    public var userAgent = "MediaCache"
 
     /// The defaults.
     public init() {}
@@ -106,7 +108,7 @@ final class OriginFetcher: Sendable {
     {
         var request = HTTPClientRequest(url: url.absoluteString)
         request.method = method
-        request.headers.add(name: "User-Agent", value: "stories-tui MediaCache")
+        request.headers.add(name: "User-Agent", value: configuration.userAgent)
         request.headers.add(name: "Accept-Encoding", value: "identity")
         if let range { request.headers.add(name: "Range", value: range) }
         if let ifRange { request.headers.add(name: "If-Range", value: ifRange) }

@@ -19,8 +19,8 @@ extension CacheIndex {
     /// Creates an empty index file readable by its owner only (SQLite gives its -wal and -shm files the same mode);
     /// an existing one is narrowed to 0600.
     static func createPrivately(_ path: String) {
-        let fd = Glibc.open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0o600)
-        if fd >= 0 { Glibc.close(fd) }
+        let fd = SystemCalls.openFile(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0o600)
+        if fd >= 0 { SystemCalls.closeDescriptor(fd) }
         for suffix in ["", "-wal", "-shm"] {
             var info = stat()
             if lstat(path + suffix, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_mode & 0o077 != 0 {
@@ -108,15 +108,15 @@ extension CacheIndex {
         if database.resultCode == .SQLITE_IOERR, let path,
             DataFile.freeSpace(atPath: (path as NSString).deletingLastPathComponent) == 0
         {
-            return "the disk is full (free some space or pass a different --cache-dir)"
+            return "the disk is full (free some space or use a different cache directory)"
         }
         switch database.resultCode {
-        case .SQLITE_FULL: return "the disk is full (free some space or pass a different --cache-dir)"
-        case .SQLITE_READONLY: return "it is read-only (make it writable or pass a different --cache-dir)"
+        case .SQLITE_FULL: return "the disk is full (free some space or use a different cache directory)"
+        case .SQLITE_READONLY: return "it is read-only (make it writable or use a different cache directory)"
         case .SQLITE_PERM, .SQLITE_AUTH:
-            return "permission denied (check the directory's owner and mode, or pass a different --cache-dir)"
+            return "permission denied (check the directory's owner and mode, or use a different cache directory)"
         case .SQLITE_CANTOPEN:
-            return "it cannot be opened (check that the directory exists and is writable, or pass a different --cache-dir)"
+            return "it cannot be opened (check that the directory exists and is writable, or use a different cache directory)"
         case .SQLITE_IOERR:
             return "the disk reported an I/O error (\(database.message ?? "no detail"); is it full or failing?)"
         case .SQLITE_BUSY, .SQLITE_LOCKED: return "another process holds it locked (try again)"

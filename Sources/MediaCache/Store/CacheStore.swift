@@ -99,7 +99,7 @@ public final class CacheStore: Sendable {
             initial.uncacheable = (try? index.uncacheable()) ?? [:]
             state = NIOLockedValueBox(initial)
         } catch {
-            if lockFD >= 0 { Glibc.close(lockFD) }
+            if lockFD >= 0 { SystemCalls.closeDescriptor(lockFD) }
             throw error
         }
         if recovery.repairedAnything { logger.warning("cache repaired at open: \(recovery)") }
@@ -114,7 +114,7 @@ public final class CacheStore: Sendable {
     public func close() throws {
         defer {
             lockDescriptor.withLockedValue { fd in
-                if fd >= 0 { Glibc.close(fd) }
+                if fd >= 0 { SystemCalls.closeDescriptor(fd) }
                 fd = -1
             }
         }
@@ -145,10 +145,8 @@ public final class CacheStore: Sendable {
             locked = flock(fd, LOCK_EX | LOCK_NB) == 0
         }
         guard locked else {
-            Glibc.close(fd)
-            throw .inUse(
-                "cache directory \(directory.path) is in use by another stories-tui process "
-                    + "(wait for it to finish or pass a different --cache-dir)")
+            SystemCalls.closeDescriptor(fd)
+            throw .inUse(directory.path)
         }
         return fd
     }

@@ -88,7 +88,7 @@ final class DataFile: Sendable {
 
     /// Renames atomically (same file system).
     static func rename(from source: String, to destination: String) throws(CacheError) {
-        guard Glibc.rename(source, destination) == 0 else {
+        guard SystemCalls.renameFile(source, destination) == 0 else {
             throw .io("cannot move \(source) to \(destination): \(errnoText())")
         }
     }
