@@ -57,7 +57,10 @@ let package = Package(
         ),
         .target(
             name: "StoryPlayer",
-            dependencies: ["MediaCache", "CFFmpeg", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]
+            dependencies: [
+                "MediaCache", "CFFmpeg", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
         ),
         .systemLibrary(
             name: "CNcurses",

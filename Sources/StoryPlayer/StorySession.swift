@@ -15,7 +15,7 @@ public struct ResolvedSource: Sendable {
     }
 }
 
-/// Runs a playlist: navigation, players, play counts persisted in the cache index.
+/// Runs a playlist: navigation, players, play counts persisted beside the cache.
 public final class StorySession: Sendable {
     /// The playlist.
     public let playlist: Playlist
@@ -24,16 +24,20 @@ public final class StorySession: Sendable {
     let clock: PlaybackClock
     let configuration: PlayerConfiguration
     let showAll: Bool
+    /// Where play counts persist; nil keeps them for this run only.
+    public let playCounts: PlayCountStore?
     /// Preloads around the playing story; nil when preloading is off.
     public let preload: PreloadDriver?
 
     /// A session over `playlist`; `resolve` maps stories to URLs and keys; `preload` (nil: off) preloads the
-    /// neighbours of the playing story.
+    /// neighbours of the playing story; `playCounts` (nil: this run only) keeps the counts `maxViews` is checked
+    /// against.
     public init(
         playlist: Playlist, loader: MediaLoader, resolve: @escaping @Sendable (Story) -> ResolvedSource,
         clock: PlaybackClock, configuration: PlayerConfiguration = PlayerConfiguration(), showAll: Bool = false,
-        preload: PreloadPolicy? = nil
+        preload: PreloadPolicy? = nil, playCounts: PlayCountStore? = nil
     ) {
+        self.playCounts = playCounts
         self.preload = preload.map { policy in
             var configuration = PreloadConfiguration()
             configuration.seconds = policy.seconds
@@ -67,9 +71,9 @@ public final class StorySession: Sendable {
         CacheKey(custom: "story-play\n\(story.id)\n\(story.urlText)")
     }
 
-    /// Play counts of every story, read from the cache index.
+    /// Play counts of every story, as persisted (all 0 without a `PlayCountStore`).
     public func loadPlayCounts() throws -> [String: Int] {
-        let counts = try loader.store.playCounts()
+        let counts = try playCounts?.counts() ?? [:]
         var result: [String: Int] = [:]
         for story in playlist.stories { result[story.id] = counts[Self.playKey(story)] ?? 0 }
         return result
@@ -84,12 +88,12 @@ public final class StorySession: Sendable {
     public func makePlayer(for index: Int, onEvent: @escaping @Sendable (PlayerEvent) -> Void) -> PlayerStub {
         let story = playlist.stories[index]
         let source = resolve(story)
-        let store = loader.store
+        let playCounts = playCounts
         return PlayerStub(
             loader: loader, url: source.url, cacheKey: source.key, storyID: story.id, clock: clock,
             configuration: configuration, fallbackDuration: story.duration,
             onEvent: { event in
-                if case .firstFrame = event { _ = try? store.recordPlay(key: Self.playKey(story)) }
+                if case .firstFrame = event { _ = try? playCounts?.record(Self.playKey(story), resource: source.key) }
                 onEvent(event)
             })
     }

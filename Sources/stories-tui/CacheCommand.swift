@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MediaCache
+import StoryPlayer
 import StoriesUI
 
 /// `stories-tui cache stats|ls|clear`.
@@ -47,7 +48,7 @@ struct CacheCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingFailures {
                 let store = try cache.openStore()
-                let plays = try store.playCounts()
+                let plays = try cache.openPlayCounts(beside: store, create: false)?.countsByResource() ?? [:]
                 let rows = store.allResources().map { ListedResource(info: $0, playCount: plays[$0.key] ?? 0) }
                 if json {
                     print(try JSONOutput.encode(rows))
@@ -84,6 +85,7 @@ struct CacheCommand: AsyncParsableCommand {
                 } else {
                     let count = store.allResources().count
                     try store.removeAll()
+                    try cache.openPlayCounts(beside: store, create: false)?.removeAll()
                     print("removed \(count) cached resource\(count == 1 ? "" : "s")")
                 }
                 try store.close()

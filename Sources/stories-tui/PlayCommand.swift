@@ -67,7 +67,8 @@ struct PlayCommand: AsyncParsableCommand {
             let session = StorySession(
                 playlist: list, loader: loader, resolve: StorySession.resolver(originBase: origin?.baseURL),
                 clock: RealPlaybackClock(speed: speed), configuration: player, showAll: all,
-                preload: noPreload ? nil : PreloadPolicy())
+                preload: noPreload ? nil : PreloadPolicy(),
+                playCounts: try cache.openPlayCounts(beside: store, create: !store.isReadOnly) ?? PlayCountStore.inMemory())
             let stop = StopFlag()
             // A reader of stdout that went away (`| head -1`) ends the run quietly.
             let outputClosed = StopFlag()

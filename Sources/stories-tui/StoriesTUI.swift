@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MediaCache
+import StoryPlayer
 
 /// Entry point: parses, runs, and turns usage errors into one line on stderr with exit code 2.
 @main
@@ -65,6 +66,20 @@ struct CacheDirOption: ParsableArguments {
             return try CacheStore(directory: url, logger: CLILogging.logger())
         } catch {
             throw CLIFailure(message: CacheLocation.describe(error), exitCode: 1)
+        }
+    }
+
+    /// The play counts kept beside `store`'s index. A reader (`create` false) gets nil when none were kept yet,
+    /// without creating the file; counts that cannot be opened (a read-only directory) are said on stderr and
+    /// the command goes on without them.
+    func openPlayCounts(beside store: CacheStore, create: Bool) -> PlayCountStore? {
+        let path = store.directory.appendingPathComponent(PlayCountStore.fileName).path
+        guard create || FileManager.default.fileExists(atPath: path) else { return nil }
+        do {
+            return try PlayCountStore(directory: store.directory)
+        } catch {
+            StandardStreams.writeError("stories-tui: \(error); play counts are kept for this run only\n")
+            return nil
         }
     }
 }

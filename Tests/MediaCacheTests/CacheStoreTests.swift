@@ -108,12 +108,9 @@ import Testing
             try store.writePattern(name, generation: generation, 0..<10)
         }
         store.recordTraffic(key: testKey("x"), origin: 10, cacheHit: 30)
-        #expect(try store.recordPlay(key: testKey("x")) == 1)
-        #expect(try store.recordPlay(key: testKey("x")) == 2)
         #expect(try store.remove(key: testKey("x")))
         #expect(try !store.remove(key: testKey("x")))
         #expect(store.info(for: testKey("x")) == nil)
-        #expect(try store.playCount(key: testKey("x")) == 2)
         try store.removeAll()
         store.waitForTrash()
         let trash = try FileManager.default.contentsOfDirectory(atPath: dir.url.appendingPathComponent("trash").path)
@@ -124,6 +121,5 @@ import Testing
         #expect(stats.entries == 0)
         #expect(stats.originBytes == 10)
         #expect(stats.cacheHitBytes == 30)
-        #expect(try store.playCount(key: testKey("x")) == 0)
     }
 }

@@ -165,6 +165,15 @@ import Testing
         #expect(secondFrames.allSatisfy { $0["cache"] as? String == "HIT" })
         let ends = try events(second).filter { $0["event"] as? String == "story_end" }
         #expect(ends.first?["playCount"] as? Int == 2)
+        // The listing shows the counts the player keeps (each story played twice), and clearing forgets them.
+        let listed = try await CLI.run(["cache", "ls", "--json", "--cache-dir", cache.path])
+        let rows = try #require(try JSONSerialization.jsonObject(with: listed.stdout) as? [[String: Any]])
+        #expect(rows.count == 4)
+        #expect(rows.allSatisfy { $0["playCount"] as? Int == 2 }, "\(rows.map { $0["playCount"] ?? "none" })")
+        #expect(try await CLI.run(["cache", "clear", "--cache-dir", cache.path]).status == 0)
+        let third = try await CLI.run(arguments)
+        let thirdEnds = try events(third).filter { $0["event"] as? String == "story_end" }
+        #expect(thirdEnds.first?["playCount"] as? Int == 1)
     }
 
     @Test func storyEndCountsFramesAndNoVideoTurnsThePictureOff() async throws {

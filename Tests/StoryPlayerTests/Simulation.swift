@@ -18,6 +18,8 @@ final class Simulation: @unchecked Sendable {
     let directory: URL
     var store: CacheStore
     var loader: MediaLoader
+    /// Play counts kept in the cache directory, as the program keeps them.
+    let playCounts: PlayCountStore
 
     init(profile: NetworkProfile, directory: URL? = nil) async throws {
         origin = try await MediaOriginServer(profile: profile, scheduler: clock)
@@ -27,6 +29,7 @@ final class Simulation: @unchecked Sendable {
         configuration.minimumFreeDiskBytes = 0
         store = try CacheStore(directory: self.directory, configuration: configuration)
         loader = MediaLoader(store: store, configuration: Self.loaderConfiguration)
+        playCounts = try PlayCountStore(directory: self.directory)
     }
 
     /// A fresh store and loader on the same directory (a new run of the program); the origin's counters restart

@@ -23,7 +23,7 @@ import Testing
             resolve: { story in
                 guard case .remote(let url) = story.source else { fatalError("remote stories only") }
                 return ResolvedSource(url: url, key: CacheKey(url: url))
-            }, clock: sim.clock, showAll: all)
+            }, clock: sim.clock, showAll: all, playCounts: sim.playCounts)
         let events = EventRecorder()
         _ = try await sim.run { try await session.runHeadless(emit: events.handler) }
         return events.all

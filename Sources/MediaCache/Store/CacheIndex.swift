@@ -61,10 +61,6 @@ final class CacheIndex: Sendable {
                 t.column("end", .integer).notNull()
                 t.primaryKey(["key", "start"])
             }
-            try db.create(table: "playCount") { t in
-                t.primaryKey("key", .text)
-                t.column("count", .integer).notNull()
-            }
             try db.create(table: "total") { t in
                 t.primaryKey("name", .text)
                 t.column("value", .integer).notNull()
@@ -161,31 +157,6 @@ final class CacheIndex: Sendable {
         } catch {
             throw .index("cannot list entries for eviction: \(error)")
         }
-    }
-
-    /// The play count recorded for `key` (0 when never played).
-    func playCount(_ key: CacheKey) throws(CacheError) -> Int {
-        do {
-            return try queue.read { db in
-                try Int.fetchOne(db, sql: "SELECT count FROM playCount WHERE key = ?", arguments: [key.hex]) ?? 0
-            }
-        } catch { throw .index("cannot read play count: \(error)") }
-    }
-
-    /// All play counts by key.
-    func playCounts() throws(CacheError) -> [CacheKey: Int] {
-        do {
-            return try queue.read { db in
-                var result: [CacheKey: Int] = [:]
-                for row in try Row.fetchAll(db, sql: "SELECT key, count FROM playCount") {
-                    guard let hex: String = try? row.decode(forColumn: "key"), let key = CacheKey(hex: hex),
-                        let count: Int = try? row.decode(forColumn: "count")
-                    else { continue }
-                    result[key] = count
-                }
-                return result
-            }
-        } catch { throw .index("cannot read play counts: \(error)") }
     }
 
     /// The cumulative totals.
@@ -322,21 +293,6 @@ final class CacheIndex: Sendable {
         } catch { throw .index("cannot record an uncacheable resource: \(error)") }
     }
 
-    /// Adds `delta` to a resource's play count and returns the new count.
-    func addPlay(_ key: CacheKey, delta: Int) throws(CacheError) -> Int {
-        do {
-            return try queue.write { db in
-                try db.execute(
-                    sql: """
-                        INSERT INTO playCount (key, count) VALUES (?, ?)
-                        ON CONFLICT(key) DO UPDATE SET count = count + excluded.count
-                        """, arguments: [key.hex, delta])
-                return try Int.fetchOne(db, sql: "SELECT count FROM playCount WHERE key = ?", arguments: [key.hex])
-                    ?? delta
-            }
-        } catch { throw .index("cannot record a play: \(error)") }
-    }
-
     /// Adds to the cumulative totals (per-resource counters are saved with the resource row).
     func addTotals(origin: Int64, cacheHit: Int64) throws(CacheError) {
         guard origin != 0 || cacheHit != 0 else { return }
@@ -353,13 +309,12 @@ final class CacheIndex: Sendable {
         } catch { throw .index("cannot record traffic: \(error)") }
     }
 
-    /// Clears play counts too (used by `cache clear` without a URL).
+    /// Removes every resource (cumulative totals are kept).
     func deleteEverything() throws(CacheError) {
         do {
             try queue.write { db in
                 try db.execute(sql: "DELETE FROM range")
                 try db.execute(sql: "DELETE FROM resource")
-                try db.execute(sql: "DELETE FROM playCount")
                 try db.execute(sql: "DELETE FROM uncacheable")
                 try db.execute(sql: "DELETE FROM blockChecksum")
             }

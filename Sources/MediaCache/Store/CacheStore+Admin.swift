@@ -36,7 +36,7 @@ extension CacheStore {
         }
     }
 
-    /// Removes every resource and every play count; cumulative traffic totals are kept.
+    /// Removes every resource; cumulative traffic totals are kept.
     public func removeAll() throws {
         try state.withLockedValue { s in
             for key in Array(s.entries.keys) { try discardLocked(&s, key) }
@@ -61,22 +61,6 @@ extension CacheStore {
                 partialByteLimit: configuration.partialByteLimit, completeByteLimit: configuration.completeByteLimit,
                 directory: directory.path)
         }
-    }
-
-    /// Records one more play of `key` and returns the new count; play counts outlive eviction of the bytes.
-    @discardableResult
-    public func recordPlay(key: CacheKey) throws -> Int {
-        try index.addPlay(key, delta: 1)
-    }
-
-    /// How often `key` was played, across runs.
-    public func playCount(key: CacheKey) throws -> Int {
-        try index.playCount(key)
-    }
-
-    /// Every recorded play count.
-    public func playCounts() throws -> [CacheKey: Int] {
-        try index.playCounts()
     }
 
     /// Counts bytes a reader got from the origin and from disk; kept in memory and added to the persistent totals
