@@ -31,6 +31,8 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
+        // Media container formats (MP4 boxes): what a player and preload planning read; the cache knows none.
+        .target(name: "MediaFormats"),
         .target(
             name: "MediaOrigin",
             dependencies: [
@@ -58,7 +60,7 @@ let package = Package(
         .target(
             name: "StoryPlayer",
             dependencies: [
-                "MediaCache", "CFFmpeg", .product(name: "GRDB", package: "GRDB.swift"),
+                "MediaCache", "MediaFormats", "CFFmpeg", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
@@ -96,28 +98,42 @@ let package = Package(
         // The parsers of outside input under libFuzzer (`.ci/fuzz`); built normally it replays Fuzz/corpus.
         .executableTarget(
             name: "stories-fuzz",
-            dependencies: ["MediaCache", "MediaProxy", "StoryPlayer"]
+            dependencies: ["MediaCache", "MediaProxy", "StoryPlayer", "MediaFormats"]
         ),
         // Writes to a cache until it is killed; the crash-safety tests SIGKILL it mid-write.
         .executableTarget(
             name: "CacheCrashHelper",
             dependencies: ["MediaCache"]
         ),
+        // What the test suites share: a store + loader + origin harness, deterministic content, MP4 fixtures.
+        .target(
+            name: "MediaTestSupport",
+            dependencies: ["MediaCache", "MediaOrigin", "MediaFormats"],
+            path: "Tests/MediaTestSupport"
+        ),
+        .testTarget(
+            name: "MediaFormatsTests",
+            dependencies: ["MediaFormats", "MediaTestSupport"]
+        ),
         .testTarget(
             name: "MediaCacheTests",
             dependencies: [
-                "MediaCache", "MediaOrigin", "CacheCrashHelper", .product(name: "GRDB", package: "GRDB.swift"),
+                "MediaCache", "MediaOrigin", "MediaTestSupport", "CacheCrashHelper", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         .testTarget(
             name: "StoryPlayerTests",
-            dependencies: ["StoryPlayer", "MediaCache", "MediaOrigin", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]
+            dependencies: [
+                "StoryPlayer", "MediaCache", "MediaFormats", "MediaOrigin", "MediaTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "MediaProxyTests",
             dependencies: [
-                "MediaProxy", "MediaCache", "MediaOrigin",
+                "MediaProxy", "MediaCache", "MediaOrigin", "MediaTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
@@ -128,7 +144,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StoriesTUITests",
-            dependencies: ["stories-tui", "stories-fuzz", "MediaOrigin", "MediaCache"]
+            dependencies: ["stories-tui", "stories-fuzz", "MediaOrigin", "MediaCache", "MediaTestSupport"]
         ),
         .testTarget(
             name: "MediaOriginTests",

@@ -1,5 +1,6 @@
 import Foundation
 import MediaCache
+import MediaFormats
 import NIOConcurrencyHelpers
 
 /// Player tuning, in seconds of media.

@@ -42,7 +42,7 @@ public final class StorySession: Sendable {
             var configuration = PreloadConfiguration()
             configuration.seconds = policy.seconds
             return PreloadDriver(
-                preloader: Preloader(loader: loader, configuration: configuration), policy: policy, resolve: resolve)
+                preloader: Preloader(loader: loader, configuration: configuration, planner: MP4PreloadPlanning()), policy: policy, resolve: resolve)
         }
         self.playlist = playlist
         self.loader = loader

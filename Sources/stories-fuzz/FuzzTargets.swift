@@ -1,5 +1,6 @@
 import Foundation
 import MediaCache
+import MediaFormats
 import MediaProxy
 import StoryPlayer
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MediaCache
 import StoriesUI
+import StoryPlayer
 
 /// `stories-tui prefetch URL… [--seconds S | --bytes N | --full]`: preloads videos into the cache.
 struct PrefetchCommand: AsyncParsableCommand {
@@ -44,6 +45,7 @@ struct PrefetchCommand: AsyncParsableCommand {
         switch amount {
         case .seconds(let s): return "the first \(s.formatted()) s"
         case .bytes(let n): return "the first \(n) bytes"
+        case .ranges(let ranges): return "\(ranges.count) byte range\(ranges.count == 1 ? "" : "s")"
         case .full: return "the whole file"
         }
     }
@@ -57,7 +59,7 @@ struct PrefetchCommand: AsyncParsableCommand {
             let loader = MediaLoader(store: store, configuration: LoaderDefaults.configuration, logger: CLILogging.logger())
             var configuration = PreloadConfiguration()
             configuration.sliceBytes = 1 << 20
-            let preloader = Preloader(loader: loader, configuration: configuration)
+            let preloader = Preloader(loader: loader, configuration: configuration, planner: MP4PreloadPlanning())
             let progress = ProgressLine(enabled: isatty(STDERR_FILENO) == 1)
             let work = Task { () -> Int in
                 var failures = 0

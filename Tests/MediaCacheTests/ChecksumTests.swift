@@ -1,4 +1,5 @@
 import Foundation
+import MediaTestSupport
 import GRDB
 import MediaOrigin
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import MediaCache
+import MediaTestSupport
 import NIOConcurrencyHelpers
 
 /// A manually advanced wall clock for tests.
@@ -24,17 +25,6 @@ final class FreeSpace: Sendable {
     var closure: @Sendable () -> Int64? { { self.value.withLockedValue { $0 } } }
 }
 
-/// A fresh empty directory under the system temp directory, removed by `cleanup`.
-struct TemporaryDirectory {
-    let url: URL
-
-    init() {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("mediacache-tests-\(UUID().uuidString)")
-    }
-
-    func cleanup() { try? FileManager.default.removeItem(at: url) }
-}
-
 /// Deterministic pseudo-random numbers (SplitMix64) so property tests are reproducible.
 struct SeededGenerator: RandomNumberGenerator {
     var state: UInt64
@@ -53,14 +43,6 @@ func patternByte(_ offset: Int64) -> UInt8 { UInt8(truncatingIfNeeded: offset &*
 
 /// `count` pattern bytes starting at `offset`.
 func pattern(_ range: Range<Int64>) -> [UInt8] { range.map(patternByte) }
-
-/// A test configuration with no free-space check and small commit interval.
-func testConfiguration(_ adjust: (inout CacheConfiguration) -> Void = { _ in }) -> CacheConfiguration {
-    var configuration = CacheConfiguration()
-    configuration.minimumFreeDiskBytes = 0
-    adjust(&configuration)
-    return configuration
-}
 
 /// A key for a test URL path.
 func testKey(_ name: String) -> CacheKey { CacheKey(url: URL(string: "http://127.0.0.1/\(name)")!) }
@@ -85,3 +67,6 @@ extension CacheStore {
         try write(key: testKey(name), generation: generation, offset: range.lowerBound, bytes: pattern(range))
     }
 }
+
+/// The loader suites' harness: a store, a loader and an origin in a fresh directory.
+typealias LoaderHarness = CacheHarness

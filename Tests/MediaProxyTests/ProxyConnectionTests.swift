@@ -1,4 +1,5 @@
 import Foundation
+import MediaTestSupport
 import MediaCache
 import MediaOrigin
 import MediaProxy
@@ -126,7 +127,7 @@ struct RawClient {
 @Suite struct ProxyChunkedTests {
     @Test func anOriginWithoutALengthIsProxiedChunked() async throws {
         let h = try await ProxyHarness()
-        let bytes = sample(300_000)
+        let bytes = content(300_000)
         h.origin.set(OriginResource(bytes: bytes), at: "/c.mp4")
         var faults = OriginFaults()
         faults.chunked = true
@@ -148,7 +149,7 @@ struct RawClient {
 @Suite struct ProxyVersionTests {
     @Test func aClientsIfRangeIsHonoured() async throws {
         let h = try await ProxyHarness()
-        let bytes = sample(50_000)
+        let bytes = content(50_000)
         h.origin.set(OriginResource(bytes: bytes, etag: "\"v1\""), at: "/v.mp4")
         let matching = try await httpGet(h.mediaURL("v.mp4"), range: "bytes=0-9", headers: [("If-Range", "\"v1\"")])
         #expect(matching.status == 206)

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import MediaTestSupport
 import MediaCache
 import MediaOrigin
 import MediaProxy
@@ -9,39 +10,16 @@ import Testing
 
 /// A proxy over a loader over a store, and an origin behind it.
 final class ProxyHarness {
-    let origin: MediaOriginServer
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("proxy-\(UUID().uuidString)")
-    var store: CacheStore
-    var loader: MediaLoader
+    let cache: CacheHarness
     var proxy: ProxyServer
+    var origin: MediaOriginServer { cache.origin }
+    var store: CacheStore { cache.store }
+    var loader: MediaLoader { cache.loader }
+    var directory: URL { cache.directory }
 
     init() async throws {
-        origin = try await MediaOriginServer()
-        var configuration = CacheConfiguration()
-        configuration.minimumFreeDiskBytes = 0
-        store = try CacheStore(directory: directory, configuration: configuration)
-        loader = MediaLoader(store: store, configuration: Self.loaderConfiguration)
-        proxy = try await ProxyServer(loader: loader)
-    }
-
-    /// A new store, loader and proxy on the same cache (a restart).
-    func restart() async throws {
-        await proxy.shutdown()
-        await loader.shutdown()
-        try store.close()
-        var configuration = CacheConfiguration()
-        configuration.minimumFreeDiskBytes = 0
-        store = try CacheStore(directory: directory, configuration: configuration)
-        loader = MediaLoader(store: store, configuration: Self.loaderConfiguration)
-        proxy = try await ProxyServer(loader: loader)
-    }
-
-    /// Generous origin timeouts: a slow run (the thread sanitizer, a loaded machine) must not turn into retries.
-    static var loaderConfiguration: LoaderConfiguration {
-        var configuration = LoaderConfiguration()
-        configuration.client.connectTimeout = 30
-        configuration.client.readTimeout = 30
-        return configuration
+        cache = try await CacheHarness()
+        proxy = try await ProxyServer(loader: cache.loader)
     }
 
     func mediaURL(_ path: String) -> String { proxy.mediaURL(for: origin.url(path)) }
@@ -52,12 +30,16 @@ final class ProxyHarness {
         try await httpGet(url, range: range, method: method)
     }
 
+    /// A new store, loader and proxy on the same cache (a restart).
+    func restart() async throws {
+        await proxy.shutdown()
+        try await cache.restart()
+        proxy = try await ProxyServer(loader: loader)
+    }
+
     func close() async {
         await proxy.shutdown()
-        await loader.shutdown()
-        try? store.close()
-        await origin.shutdown()
-        try? FileManager.default.removeItem(at: directory)
+        await cache.close()
     }
 }
 
@@ -75,14 +57,11 @@ func httpGet(_ url: String, range: String? = nil, method: HTTPMethod = .GET, hea
     return (Int(response.status.code), response.headers, body)
 }
 
-func sample(_ count: Int, seed: Int = 3) -> [UInt8] {
-    (0..<count).map { UInt8(truncatingIfNeeded: ($0 &* 131) ^ ($0 >> 8) ^ seed &* 77) }
-}
 
 @Suite struct ProxyTests {
     @Test func everyRangeFormGetsTheRightBytesAndHeaders() async throws {
         let h = try await ProxyHarness()
-        let bytes = sample(300_000)
+        let bytes = content(300_000)
         h.origin.set(OriginResource(bytes: bytes, etag: "\"p1\""), at: "/v.mp4")
         let url = h.mediaURL("v.mp4")
 
@@ -121,7 +100,7 @@ func sample(_ count: Int, seed: Int = 3) -> [UInt8] {
 
     @Test func requestsWithoutTheTokenAreForbiddenAndBadURLsRejected() async throws {
         let h = try await ProxyHarness()
-        h.origin.set(OriginResource(bytes: sample(100)), at: "/v.mp4")
+        h.origin.set(OriginResource(bytes: content(100)), at: "/v.mp4")
         let base = "http://127.0.0.1:\(h.proxy.port)/"
         #expect(try await h.get(base + "media?url=" + (h.origin.url("v.mp4").absoluteString)).status == 403)
         #expect(try await h.get(base + "wrongtoken/media?url=x").status == 403)
@@ -144,7 +123,7 @@ func sample(_ count: Int, seed: Int = 3) -> [UInt8] {
 
     @Test func manyClientsOnOneResourceShareOneOriginDownload() async throws {
         let h = try await ProxyHarness()
-        let bytes = sample(600_000)
+        let bytes = content(600_000)
         h.origin.set(OriginResource(bytes: bytes), at: "/c.mp4")
         h.origin.setProfile(NetworkProfile(bytesPerSecond: 3_000_000, latency: 0.05))
         let url = h.mediaURL("c.mp4")
@@ -236,7 +215,7 @@ func offCooperativePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T)
 @Suite struct ProxyBadURLTests {
     @Test func aPortOutOfRangeIsABadRequestAndTheProxyKeepsServing() async throws {
         let h = try await ProxyHarness()
-        let bytes = sample(10_000)
+        let bytes = content(10_000)
         h.origin.set(OriginResource(bytes: bytes), at: "/v.mp4")
         for port in ["65536", "99999"] {
             let answer = try await h.get(h.proxy.baseURL + "media?url=http%3A%2F%2F127.0.0.1%3A\(port)%2Fx")

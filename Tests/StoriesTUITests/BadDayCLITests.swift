@@ -1,4 +1,5 @@
 import Foundation
+import MediaTestSupport
 import MediaOrigin
 import Testing
 
@@ -44,7 +45,7 @@ import Glibc
         let origin = try await MediaOriginServer()
         let cache = ScratchDirectory()
         defer { cache.cleanup() }
-        let bytes = sampleBytes(3_000_000)
+        let bytes = content(3_000_000)
         origin.set(OriginResource(bytes: bytes), at: "/v.mp4")
         let result = try await CLI.runClosingStdout(
             ["fetch", origin.url("v.mp4").absoluteString, "--cache-dir", cache.path], keep: 100)
@@ -71,7 +72,7 @@ import Glibc
         let cache = ScratchDirectory()
         defer { cache.cleanup() }
         try FileManager.default.createDirectory(at: cache.url, withIntermediateDirectories: true)
-        let bytes = sampleBytes(500_000)
+        let bytes = content(500_000)
         origin.set(OriginResource(bytes: bytes), at: "/v.mp4")
         let fifo = cache.url.appendingPathComponent("pipe").path
         #expect(mkfifo(fifo, 0o600) == 0)
@@ -96,7 +97,7 @@ import Glibc
         let cache = ScratchDirectory()
         defer { cache.cleanup() }
         try FileManager.default.createDirectory(at: cache.url, withIntermediateDirectories: true)
-        origin.set(OriginResource(bytes: sampleBytes(1_000)), at: "/v.mp4")
+        origin.set(OriginResource(bytes: content(1_000)), at: "/v.mp4")
         let output = cache.url.appendingPathComponent("out.mp4").path
         // A pid that cannot exist (above the kernel's pid_max) and one that does (ours).
         let stale = output + ".partial-99999999"
@@ -105,7 +106,7 @@ import Glibc
         let result = try await CLI.run(
             ["fetch", origin.url("v.mp4").absoluteString, "--output", output, "--cache-dir", cache.path])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(FileManager.default.contents(atPath: output) == Data(sampleBytes(1_000)))
+        #expect(FileManager.default.contents(atPath: output) == Data(content(1_000)))
         #expect(!FileManager.default.fileExists(atPath: stale))
         #expect(FileManager.default.fileExists(atPath: live))
         await origin.shutdown()

@@ -1,4 +1,5 @@
 import Foundation
+import MediaTestSupport
 
 /// Runs the built `stories-tui` binary and captures its output.
 struct CLIResult {
@@ -87,16 +88,8 @@ struct CLIError: Error, CustomStringConvertible {
 }
 
 /// A fresh directory under the system temp directory.
-struct ScratchDirectory {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("stories-cli-\(UUID().uuidString)")
-    var path: String { url.path }
-    func cleanup() { try? FileManager.default.removeItem(at: url) }
-}
+typealias ScratchDirectory = TemporaryDirectory
 
-/// Distinct deterministic content.
-func sampleBytes(_ count: Int, seed: Int = 1) -> [UInt8] {
-    (0..<count).map { UInt8(truncatingIfNeeded: ($0 &* 131) ^ ($0 >> 8) ^ seed &* 77) }
-}
 
 extension CLI {
     /// Runs the binary with stdout on a pipe whose reader takes `keep` bytes and then goes away, as

@@ -1,4 +1,5 @@
 import Foundation
+import MediaTestSupport
 import MediaOrigin
 import Testing
 
@@ -49,7 +50,7 @@ import Glibc
         defer { scratch.cleanup() }
         let cache = scratch.path + "/cache"
         // Just under the 100 MB partial budget, so 30 rounds of about 3 MB never reach the end.
-        let source = Source(period: sampleBytes(1_048_573, seed: 3), length: 99_000_000)
+        let source = Source(period: content(1_048_573, seed: 3), length: 99_000_000)
         // 4 MB/s: what a kill can lose is what arrives while a sync is in progress, which grows with a loaded
         // machine's sync times; a moderate rate keeps that well under the 10 % allowed.
         let origin = try await MediaOriginServer(profile: NetworkProfile(bytesPerSecond: 4_000_000, latency: 0))

@@ -1,4 +1,5 @@
 import Foundation
+import MediaTestSupport
 import MediaOrigin
 import Testing
 
@@ -8,7 +9,7 @@ import Testing
         let origin = try await MediaOriginServer()
         let cache = ScratchDirectory()
         defer { cache.cleanup() }
-        let bytes = sampleBytes(700_000)
+        let bytes = content(700_000)
         origin.set(OriginResource(bytes: bytes), at: "/v.mp4")
         let url = origin.url("v.mp4").absoluteString
         func fetch(_ extra: [String] = []) async throws -> CLIResult {
@@ -46,7 +47,7 @@ import Testing
         result = try await CLI.run(["fetch", origin.url("d.mp4").absoluteString, "--cache-dir", cache.path])
         #expect(result.stdout == Data(bytes), "\(result.stderr)")
         origin.setFaults(OriginFaults())
-        let replaced = sampleBytes(650_000, seed: 5)
+        let replaced = content(650_000, seed: 5)
         origin.set(OriginResource(bytes: replaced), at: "/v.mp4")
         result = try await fetch()
         #expect(result.stdout == Data(replaced))
@@ -57,7 +58,7 @@ import Testing
         let origin = try await MediaOriginServer()
         let cache = ScratchDirectory()
         defer { cache.cleanup() }
-        origin.set(OriginResource(bytes: sampleBytes(300_000), etag: "\"s1\""), at: "/s.mp4")
+        origin.set(OriginResource(bytes: content(300_000), etag: "\"s1\""), at: "/s.mp4")
         let url = origin.url("s.mp4").absoluteString
         _ = try await CLI.run(["fetch", url, "--range", "0-99999", "--cache-dir", cache.path])
         _ = try await CLI.run(["fetch", url, "--range", "0-99999", "--cache-dir", cache.path])
@@ -213,7 +214,7 @@ import Testing
         let origin = try await MediaOriginServer()
         let cache = ScratchDirectory()
         defer { cache.cleanup() }
-        let bytes = sampleBytes(200_000)
+        let bytes = content(200_000)
         origin.set(OriginResource(bytes: bytes, etag: "\"sv\""), at: "/s.mp4")
         let process = Process()
         process.executableURL = try CLI.binary()

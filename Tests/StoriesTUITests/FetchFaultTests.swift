@@ -1,4 +1,5 @@
 import Foundation
+import MediaTestSupport
 import MediaOrigin
 import Testing
 
@@ -7,8 +8,8 @@ import Testing
 /// One scenario at a time: fifteen faulty downloads at once would load a small machine enough to slow the
 /// tests that run beside them.
 @Suite(.serialized) struct FetchFaultTests {
-    static let v1 = sampleBytes(400_000)
-    static let v2 = Array(sampleBytes(400_000).reversed())
+    static let v1 = content(400_000)
+    static let v2 = Array(content(400_000).reversed())
 
     @Test(arguments: FaultScenario.all(v1: v1, v2: v2))
     func fetchWritesTheRightFileOrSaysWhatFailed(_ scenario: FaultScenario) async throws {

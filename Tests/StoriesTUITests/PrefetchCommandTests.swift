@@ -1,4 +1,5 @@
 import Foundation
+import MediaTestSupport
 import MediaOrigin
 import Testing
 
@@ -37,9 +38,9 @@ import Testing
         let origin = try await MediaOriginServer()
         let cache = ScratchDirectory()
         defer { cache.cleanup() }
-        let bytes = sampleBytes(900_000)
+        let bytes = content(900_000)
         origin.set(OriginResource(bytes: bytes), at: "/a.bin")
-        origin.set(OriginResource(bytes: sampleBytes(1000, seed: 3)), at: "/b.bin")
+        origin.set(OriginResource(bytes: content(1000, seed: 3)), at: "/b.bin")
         let result = try await CLI.run([
             "prefetch", origin.url("a.bin").absoluteString, origin.url("b.bin").absoluteString, "--full",
             "--cache-dir", cache.path,
@@ -60,7 +61,7 @@ import Testing
         let origin = try await MediaOriginServer()
         let cache = ScratchDirectory()
         defer { cache.cleanup() }
-        origin.set(OriginResource(bytes: sampleBytes(5000)), at: "/ok.bin")
+        origin.set(OriginResource(bytes: content(5000)), at: "/ok.bin")
         let missing = origin.url("missing.bin").absoluteString
         let result = try await CLI.run([
             "prefetch", missing, origin.url("ok.bin").absoluteString, "--bytes", "1000", "--cache-dir", cache.path,

@@ -1,4 +1,5 @@
 import Foundation
+import MediaTestSupport
 import MediaOrigin
 import Testing
 
@@ -49,8 +50,8 @@ import Glibc
         let cache = mount + "/cache"
         let origin = try await MediaOriginServer()
         // 72 MB leaves room above the 50 MB the cache keeps free.
-        let kept = sampleBytes(3_000_000, seed: 1)
-        let fresh = sampleBytes(2_000_000, seed: 2)
+        let kept = content(3_000_000, seed: 1)
+        let fresh = content(2_000_000, seed: 2)
         origin.set(OriginResource(bytes: kept), at: "/kept.mp4")
         origin.set(OriginResource(bytes: fresh), at: "/fresh.mp4")
         func fetch(_ name: String) async throws -> CLIResult {

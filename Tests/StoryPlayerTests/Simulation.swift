@@ -1,4 +1,5 @@
 import Foundation
+import MediaTestSupport
 import MediaCache
 import MediaOrigin
 import NIOConcurrencyHelpers
@@ -12,36 +13,22 @@ extension VirtualClock: OriginScheduler {}
 /// the player's ticks all run on `clock`, which moves only when nothing is in flight (every request the loader
 /// sent has reached the origin, every byte the origin sent has been written). Results are in virtual time and do
 /// not depend on how busy the machine is.
-final class Simulation: @unchecked Sendable {
-    let clock = VirtualClock()
-    let origin: MediaOriginServer
-    let directory: URL
-    var store: CacheStore
-    var loader: MediaLoader
+final class Simulation: CacheHarness, @unchecked Sendable {
+    let clock: VirtualClock
     /// Play counts kept in the cache directory, as the program keeps them.
     let playCounts: PlayCountStore
 
     init(profile: NetworkProfile, directory: URL? = nil) async throws {
-        origin = try await MediaOriginServer(profile: profile, scheduler: clock)
-        self.directory = directory
+        let clock = VirtualClock()
+        self.clock = clock
+        let origin = try await MediaOriginServer(profile: profile, scheduler: clock)
+        let directory = directory
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID().uuidString)")
-        var configuration = CacheConfiguration()
-        configuration.minimumFreeDiskBytes = 0
-        store = try CacheStore(directory: self.directory, configuration: configuration)
-        loader = MediaLoader(store: store, configuration: Self.loaderConfiguration)
-        playCounts = try PlayCountStore(directory: self.directory)
-    }
-
-    /// A fresh store and loader on the same directory (a new run of the program); the origin's counters restart
-    /// with the loader's.
-    func restart() async throws {
-        await loader.shutdown()
-        try store.close()
-        await origin.resetCounters()
-        var configuration = CacheConfiguration()
-        configuration.minimumFreeDiskBytes = 0
-        store = try CacheStore(directory: directory, configuration: configuration)
-        loader = MediaLoader(store: store, configuration: Self.loaderConfiguration)
+        try FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        playCounts = try PlayCountStore(directory: directory)
+        try await super.init(origin: origin, directory: directory, configuration: Self.loaderConfiguration)
+        restartsOriginCounters = true
     }
 
     /// The link runs on virtual time, so the loader's real-time rules (retry backoff, minimum throughput) would
@@ -101,12 +88,6 @@ final class Simulation: @unchecked Sendable {
         }
     }
 
-    func close() async {
-        await loader.shutdown()
-        try? store.close()
-        await origin.shutdown()
-        try? FileManager.default.removeItem(at: directory)
-    }
 }
 
 /// Collects events from any task.

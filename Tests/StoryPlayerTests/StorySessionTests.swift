@@ -1,4 +1,5 @@
 import Foundation
+import MediaTestSupport
 import MediaCache
 import MediaOrigin
 import Testing

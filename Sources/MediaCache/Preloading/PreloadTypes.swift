@@ -2,13 +2,26 @@ import Foundation
 
 /// How much of a resource a preload fetches.
 public enum PreloadAmount: Sendable, Equatable, Hashable {
-    /// What the first seconds of playback need: the MP4 header (a `moov` at the end included) plus this many
-    /// seconds of payload. Media that is not MP4 gets `PreloadConfiguration.fallbackBytes`.
+    /// What the first seconds of playback need, as the preloader's `PreloadPlanning` works them out for the
+    /// media's format (e.g. an MP4's header plus that much payload). Without a planner, or for media it does not
+    /// recognise, `PreloadConfiguration.fallbackBytes` from the start.
     case seconds(Double)
     /// The first bytes of the file.
     case bytes(Int64)
+    /// These byte ranges (clamped to the resource's length).
+    case ranges([ByteRange])
     /// The whole file.
     case full
+}
+
+/// Turns "the first seconds of playback" into byte ranges for the media formats it knows; the cache itself knows
+/// none, so a player that preloads `.seconds` passes one to its `Preloader`.
+public protocol PreloadPlanning: Sendable {
+    /// The byte ranges the first `seconds` of a resource of `length` bytes need, reading what it must through
+    /// `read` (the preloader's loader: those bytes are cached too); nil when the resource is not in a format this
+    /// planner knows.
+    func ranges(forFirst seconds: Double, length: Int64, read: @escaping @Sendable (ByteRange) async throws -> [UInt8])
+        async -> [ByteRange]?
 }
 
 /// One resource to preload.
@@ -81,33 +94,26 @@ public struct PreloadProgress: Sendable, Equatable {
     }
 }
 
-/// The byte ranges a preload of `amount` needs, given the resource's length and (for MP4) its layout.
+/// The byte ranges a preload of `amount` needs, given the resource's length and what the planner said.
 public enum PreloadPlan {
-    /// The ranges to have cached. For MP4 with `.seconds`: the header boxes the layout reader read (every box
-    /// header up to `moov` and `moov` itself), plus `seconds` of payload at the file's average bitrate.
+    /// The ranges to have cached: for `.seconds`, `planned` (the planner's ranges) or else the first
+    /// `fallbackBytes`.
     public static func ranges(
-        amount: PreloadAmount, length: Int64, layout: MP4Layout?, fallbackBytes: Int64
+        amount: PreloadAmount, length: Int64, planned: [ByteRange]?, fallbackBytes: Int64
     ) -> ByteRangeSet {
         guard length > 0 else { return ByteRangeSet() }
+        var set: ByteRangeSet
         switch amount {
         case .full:
-            return ByteRangeSet([0..<length])
+            set = ByteRangeSet([0..<length])
         case .bytes(let count):
-            return ByteRangeSet([0..<Swift.min(length, Swift.max(0, count))])
-        case .seconds(let seconds):
-            guard let layout, layout.duration > 0 else {
-                return ByteRangeSet([0..<Swift.min(length, fallbackBytes)])
-            }
-            let bitrate = Double(layout.mdat.count) / layout.duration
-            let payloadBytes = Int64((bitrate * Swift.max(0, seconds)).rounded(.up))
-            var set = ByteRangeSet()
-            // Everything before the payload (ftyp, and moov when it comes first) and the moov box wherever it is.
-            if layout.mdat.lowerBound > 0 { set.insert(0..<layout.mdat.lowerBound) }
-            set.insert(layout.moov)
-            let payloadEnd = Swift.min(layout.mdat.upperBound, layout.mdat.lowerBound + payloadBytes)
-            if payloadEnd > layout.mdat.lowerBound { set.insert(layout.mdat.lowerBound..<payloadEnd) }
-            set.clamp(to: length)
-            return set
+            set = ByteRangeSet([0..<Swift.min(length, Swift.max(0, count))])
+        case .ranges(let ranges):
+            set = ByteRangeSet(ranges.filter { !$0.isEmpty && $0.lowerBound >= 0 })
+        case .seconds:
+            set = ByteRangeSet(planned?.filter { !$0.isEmpty && $0.lowerBound >= 0 } ?? [0..<Swift.min(length, fallbackBytes)])
         }
+        set.clamp(to: length)
+        return set
     }
 }

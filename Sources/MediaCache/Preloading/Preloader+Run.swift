@@ -1,7 +1,7 @@
 import Foundation
 
 extension Preloader {
-    /// Preloads `target`: content information (which also validates a cached copy), the MP4 layout when the
+    /// Preloads `target`: content information (which also validates a cached copy), the planner's ranges when the
     /// amount is in seconds, then every missing byte of the plan in slices, waiting at the gate before each.
     func run(
         _ target: PreloadTarget, gated: Bool, onProgress: @escaping @Sendable (PreloadProgress) -> Void
@@ -18,13 +18,17 @@ extension Preloader {
         guard let length = info.contentLength else {
             throw PreloadError(description: "the origin did not say how long \(target.url.absoluteString) is")
         }
-        var layout: MP4Layout?
-        if case .seconds = target.amount {
-            layout = try? await MP4BoxReader.layout(
-                of: LoaderRangeReader(loader: loader, url: target.url, key: target.key), length: length)
+        var planned: [ByteRange]?
+        if case .seconds(let seconds) = target.amount, let planner {
+            let loader = loader
+            planned = await planner.ranges(forFirst: seconds, length: length) { range in
+                try await loader.data(
+                    LoadingRequest(url: target.url, cacheKey: target.key, requestedOffset: range.lowerBound,
+                        requestedLength: Int64(range.count)))
+            }
         }
         let needed = PreloadPlan.ranges(
-            amount: target.amount, length: length, layout: layout, fallbackBytes: configuration.fallbackBytes)
+            amount: target.amount, length: length, planned: planned, fallbackBytes: configuration.fallbackBytes)
         @Sendable func progress(_ phase: PreloadPhase) -> PreloadProgress {
             let available = store.availableRanges(for: target.key)
             let cached = needed.reduce(Int64(0)) { sum, range in

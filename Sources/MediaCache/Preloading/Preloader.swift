@@ -28,12 +28,19 @@ public final class Preloader: Sendable {
     let loader: MediaLoader
     /// Tuning.
     public let configuration: PreloadConfiguration
+    /// Works out what `.seconds` amounts need (nil: the first `configuration.fallbackBytes`).
+    let planner: (any PreloadPlanning)?
     let state = NIOLockedValueBox(State())
 
-    /// A preloader fetching through `loader`.
-    public init(loader: MediaLoader, configuration: PreloadConfiguration = PreloadConfiguration()) {
+    /// A preloader fetching through `loader`; `planner` turns `.seconds` into byte ranges for the media formats it
+    /// knows.
+    public init(
+        loader: MediaLoader, configuration: PreloadConfiguration = PreloadConfiguration(),
+        planner: (any PreloadPlanning)? = nil
+    ) {
         self.loader = loader
         self.configuration = configuration
+        self.planner = planner
     }
 
     /// Replaces the queue with `urls`, nearest first, each preloaded for `configuration.seconds`.

@@ -1,8 +1,7 @@
 import Foundation
-import MediaCache
+import MediaTestSupport
+import MediaFormats
 import Testing
-
-@testable import StoryPlayer
 
 @Suite struct MP4BoxReaderTests {
     @Test(arguments: [false, true]) func findsMoovMdatAndDuration(moovAtEnd: Bool) async throws {
@@ -79,5 +78,32 @@ import Testing
         } catch {
             Issue.record("\(name): unexpected \(error)")
         }
+    }
+}
+
+/// What the first seconds of an MP4 need, as byte ranges.
+@Suite struct MP4PlanningTests {
+    @Test(arguments: [false, true]) func theFirstSecondsNeedTheHeaderAndThatMuchPayload(moovAtEnd: Bool) async throws {
+        let file = MP4Fixture.file(duration: 10, payload: 100_000, moovAtEnd: moovAtEnd)
+        let length = Int64(file.count)
+        let layout = try await MP4BoxReader.layout(of: ArrayReader(bytes: file), length: length)
+        let ranges = try #require(layout.rangesForFirst(seconds: 3, length: length))
+        let payloadStart = layout.mdat.lowerBound
+        // 3 of 10 seconds at the average bitrate: 30 % of the payload box.
+        let payload = payloadStart..<(payloadStart + Int64((Double(layout.mdat.count) * 0.3).rounded(.up)))
+        let covered = { (range: Range<Int64>) in ranges.contains { $0.lowerBound <= range.lowerBound && range.upperBound <= $0.upperBound } }
+        #expect(covered(0..<payloadStart), "ftyp (and moov when first)")
+        #expect(covered(layout.moov), "moov wherever it is")
+        #expect(covered(payload))
+        #expect(!covered(payload.upperBound..<(payload.upperBound + 1)), "no more payload than that")
+        #expect(zip(ranges, ranges.dropFirst()).allSatisfy { $0.upperBound < $1.lowerBound }, "sorted, apart: \(ranges)")
+        #expect(ranges.count == (moovAtEnd ? 2 : 1))
+    }
+
+    @Test func rangesStayInsideTheFileAndAnUnknownDurationPlansNothing() {
+        let layout = MP4Layout(duration: 2, moov: 32..<132, mdat: 132..<10_132)
+        #expect(layout.rangesForFirst(seconds: 60, length: 5_000) == [0..<5_000], "a file shorter than its boxes say")
+        #expect(layout.rangesForFirst(seconds: 0, length: 10_132) == [0..<132])
+        #expect(MP4Layout(duration: 0, moov: 32..<132, mdat: 132..<10_132).rangesForFirst(seconds: 3, length: 10_132) == nil)
     }
 }

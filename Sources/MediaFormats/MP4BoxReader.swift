@@ -1,30 +1,9 @@
 import Foundation
 
-/// Reads byte ranges of one resource (the loader, in the player; an array, in tests).
+/// Reads byte ranges of one resource (through a cache loader in the player; from memory in tests and the fuzzer).
 public protocol ByteRangeReader: Sendable {
     /// Exactly the bytes of `range`.
     func read(_ range: Range<Int64>) async throws -> [UInt8]
-}
-
-/// Reads byte ranges of a resource through a loader, so header reads are cached like any other read.
-public struct LoaderRangeReader: ByteRangeReader {
-    let loader: MediaLoader
-    let url: URL
-    let key: CacheKey
-
-    /// A reader of `url` cached under `key`.
-    public init(loader: MediaLoader, url: URL, key: CacheKey) {
-        self.loader = loader
-        self.url = url
-        self.key = key
-    }
-
-    /// The bytes of `range`.
-    public func read(_ range: Range<Int64>) async throws -> [UInt8] {
-        try await loader.data(
-            LoadingRequest(url: url, cacheKey: key, requestedOffset: range.lowerBound,
-                requestedLength: Int64(range.count)))
-    }
 }
 
 /// Where an MP4's parts lie and how long it plays.
@@ -37,6 +16,39 @@ public struct MP4Layout: Sendable, Equatable {
     public var mdat: Range<Int64>
     /// True when `moov` comes after `mdat`, so the header sits at the end of the file.
     public var moovAtEnd: Bool { moov.lowerBound > mdat.lowerBound }
+
+    /// A layout from its parts.
+    public init(duration: Double, moov: Range<Int64>, mdat: Range<Int64>) {
+        self.duration = duration
+        self.moov = moov
+        self.mdat = mdat
+    }
+
+    /// The byte ranges the first `seconds` of playback need, in a file of `length` bytes: everything before the
+    /// payload (`ftyp`, and `moov` when it comes first), the `moov` box wherever it is, and `seconds` of payload at
+    /// the file's average bitrate. Sorted, not overlapping, within the file; nil when the duration is unknown.
+    public func rangesForFirst(seconds: Double, length: Int64) -> [Range<Int64>]? {
+        guard duration > 0, length > 0 else { return nil }
+        let bitrate = Double(mdat.count) / duration
+        let payloadBytes = Int64((bitrate * Swift.max(0, seconds)).rounded(.up))
+        var ranges: [Range<Int64>] = []
+        if mdat.lowerBound > 0 { ranges.append(0..<mdat.lowerBound) }
+        ranges.append(moov)
+        let payloadEnd = Swift.min(mdat.upperBound, mdat.lowerBound + payloadBytes)
+        if payloadEnd > mdat.lowerBound { ranges.append(mdat.lowerBound..<payloadEnd) }
+        // Join and clamp: `moov` may follow the leading bytes directly or overlap nothing else.
+        var merged: [Range<Int64>] = []
+        for range in ranges.sorted(by: { $0.lowerBound < $1.lowerBound }) {
+            let clamped = Swift.min(range.lowerBound, length)..<Swift.min(range.upperBound, length)
+            guard !clamped.isEmpty else { continue }
+            if let last = merged.last, clamped.lowerBound <= last.upperBound {
+                merged[merged.count - 1] = last.lowerBound..<Swift.max(last.upperBound, clamped.upperBound)
+            } else {
+                merged.append(clamped)
+            }
+        }
+        return merged
+    }
 }
 
 /// Why a file could not be read as MP4.
