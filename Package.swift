@@ -36,6 +36,7 @@ let package = Package(
         .target(
             name: "MediaOrigin",
             dependencies: [
+                "MediaCache",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -149,7 +150,7 @@ let package = Package(
         .testTarget(
             name: "MediaOriginTests",
             dependencies: [
-                "MediaOrigin",
+                "MediaOrigin", "MediaCache",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]

@@ -1,4 +1,5 @@
 import Foundation
+import MediaCache
 import NIOCore
 import NIOHTTP1
 
@@ -70,12 +71,12 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
                 let validator = record.ifRange
                 let matches = validator == nil || validator == resource.etag || validator == resource.lastModified
                 if matches {
-                    switch Self.parseRange(rangeHeader, length: length) {
-                    case .some(.some(let r)): range = r
-                    case .some(.none):
+                    switch ByteRangeRequest(header: rangeHeader, length: Int64(length)) {
+                    case .partial(let r): range = Int(r.lowerBound)...Int(r.upperBound)
+                    case .unsatisfiable:
                         status = .rangeNotSatisfiable
                         headers.add(name: "Content-Range", value: "bytes */\(length)")
-                    case .none: break  // malformed: ignore, as RFC 9110 allows
+                    case .whole: break  // absent or malformed: ignored, as RFC 9110 allows
                     }
                 }
             }
@@ -149,25 +150,6 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
             if !keepAlive { channel.close(promise: nil) }
         }
-    }
-
-    /// Parses a single `bytes=` range: nil when malformed, `.some(nil)` when unsatisfiable.
-    static func parseRange(_ header: String, length: Int) -> ClosedRange<Int>?? {
-        let value = header.trimmingCharacters(in: .whitespaces)
-        guard value.lowercased().hasPrefix("bytes="), !value.contains(",") else { return nil }
-        let spec = value.dropFirst(6)
-        let parts = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2 else { return nil }
-        if parts[0].isEmpty {
-            guard let suffix = Int(parts[1]), suffix >= 0 else { return nil }
-            guard suffix > 0, length > 0 else { return .some(nil) }
-            return .some(max(0, length - suffix)...(length - 1))
-        }
-        guard let first = Int(parts[0]), first >= 0 else { return nil }
-        let last = parts[1].isEmpty ? Int.max : Int(parts[1])
-        guard let last, last >= first else { return nil }
-        guard first < length else { return .some(nil) }
-        return .some(first...min(last, length - 1))
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import MediaCache
 import NIOConcurrencyHelpers
 
 /// Time for playback: seconds since the clock started, and sleeping until a deadline.
@@ -59,23 +60,15 @@ public final class VirtualClock: PlaybackClock {
     }
 
     public func sleep(until deadline: Double) async throws {
-        let id = state.withLockedValue { s -> Int in
-            s.nextID += 1
-            return s.nextID
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let due = state.withLockedValue { s -> Bool in
-                    if deadline <= s.now || Task.isCancelled { return true }
-                    s.sleepers[id] = Sleeper(deadline: deadline, resume: { continuation.resume() })
-                    return false
-                }
-                if due { continuation.resume() }
-            }
-        } onCancel: {
-            let sleeper = state.withLockedValue { $0.sleepers.removeValue(forKey: id) }
-            sleeper?.resume()
-        }
+        await CancellableWait.suspend(
+            in: state,
+            park: { s, id, continuation in
+                guard deadline > s.now else { return false }
+                // Negative ids: `schedule(after:)` numbers its work upwards from 1 in the same table.
+                s.sleepers[-id] = Sleeper(deadline: deadline, resume: { continuation.resume() })
+                return true
+            },
+            unpark: { s, id in s.sleepers.removeValue(forKey: -id)?.resume })
         try Task.checkCancellation()
     }
 

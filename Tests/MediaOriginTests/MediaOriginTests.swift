@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import MediaCache
 import MediaOrigin
 import NIOCore
 import NIOHTTP1
@@ -16,6 +17,26 @@ import Testing
         var body: [UInt8] = []
         for try await chunk in response.body { body.append(contentsOf: chunk.readableBytesView) }
         return (Int(response.status.code), response.headers, body)
+    }
+
+    @Test func readsRangeHeadersWithTheParserTheProxyUses() async throws {
+        let origin = try await MediaOriginServer()
+        let bytes = (0..<1_000).map { UInt8(truncatingIfNeeded: $0 * 7) }
+        origin.set(OriginResource(bytes: bytes), at: "/r.bin")
+        for header in ["bytes= 5 - 9", "bytes=-0", "bytes=0-1,5-6", "bytes=900-5000", "bytes=1000-", "BYTES=3-4", "bytes=x-"] {
+            let answer = try await get(origin.url("r.bin"), headers: [("Range", header)])
+            switch ByteRangeRequest(header: header, length: Int64(bytes.count)) {
+            case .whole:
+                #expect(answer.status == 200, "\(header)")
+                #expect(answer.body == bytes)
+            case .unsatisfiable:
+                #expect(answer.status == 416, "\(header)")
+            case .partial(let range):
+                #expect(answer.status == 206, "\(header)")
+                #expect(answer.body == Array(bytes[Int(range.lowerBound)...Int(range.upperBound)]), "\(header)")
+            }
+        }
+        await origin.shutdown()
     }
 
     @Test func servesRangesHeadAndValidators() async throws {

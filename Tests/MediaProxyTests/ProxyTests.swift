@@ -186,22 +186,6 @@ func httpGet(_ url: String, range: String? = nil, method: HTTPMethod = .GET, hea
     }
 }
 
-@Suite struct ByteRangeRequestTests {
-    @Test func parsesEveryForm() {
-        #expect(ByteRangeRequest(header: nil, length: 100) == .whole)
-        #expect(ByteRangeRequest(header: "bytes=0-9", length: 100) == .partial(0...9))
-        #expect(ByteRangeRequest(header: "bytes=90-", length: 100) == .partial(90...99))
-        #expect(ByteRangeRequest(header: "bytes=-5", length: 100) == .partial(95...99))
-        #expect(ByteRangeRequest(header: "bytes=-500", length: 100) == .partial(0...99))
-        #expect(ByteRangeRequest(header: "bytes=50-5000", length: 100) == .partial(50...99))
-        #expect(ByteRangeRequest(header: "bytes=100-", length: 100) == .unsatisfiable)
-        #expect(ByteRangeRequest(header: "bytes=-0", length: 100) == .unsatisfiable)
-        #expect(ByteRangeRequest(header: "bytes=9-5", length: 100) == .whole)
-        #expect(ByteRangeRequest(header: "bytes=0-1,5-6", length: 100) == .whole)
-        #expect(ByteRangeRequest(header: "items=0-1", length: 100) == .whole)
-    }
-}
-
 /// Runs blocking work (waiting for a subprocess) on a Dispatch thread, so it never blocks the cooperative pool
 /// that the in-process proxy needs to answer that very subprocess.
 func offCooperativePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {

@@ -184,23 +184,16 @@ final class FetchCoordinator: Sendable {
 
     /// Suspends until the event counter of `key` moves past `seen` or the task is cancelled.
     func wait(key: CacheKey, after seen: UInt64) async {
-        let id = state.withLockedValue { s -> Int in
-            s.nextID += 1
-            return s.nextID
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let resumeNow = with(key) { slot -> Bool in
-                    if slot.events != seen || Task.isCancelled { return true }
-                    slot.waiters[id] = continuation
-                    return false
-                }
-                if resumeNow { continuation.resume() }
-            }
-        } onCancel: {
-            let waiter = with(key) { slot in slot.waiters.removeValue(forKey: id) }
-            waiter?.resume()
-        }
+        let (blockSize, joinWindow) = (blockSize, joinWindow)
+        await CancellableWait.suspend(
+            in: state,
+            park: { s, id, continuation in
+                let empty = KeySlot(planner: FetchPlanner(blockSize: blockSize, joinWindow: joinWindow))
+                guard s.keys[key, default: empty].events == seen else { return false }
+                s.keys[key, default: empty].waiters[id] = continuation
+                return true
+            },
+            unpark: { s, id in CancellableWait.waker(s.keys[key]?.waiters.removeValue(forKey: id)) })
     }
 
     /// Cancels every fetch (used at shutdown) and returns their tasks, to be awaited.

@@ -100,23 +100,14 @@ extension Preloader {
 
     /// Suspends while the gate is closed (or until the task is cancelled).
     func waitForGate(_ key: CacheKey) async throws {
-        let id = state.withLockedValue { s -> Int in
-            s.nextID += 1
-            return s.nextID
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let open = state.withLockedValue { s -> Bool in
-                    if s.gateOpen || Task.isCancelled { return true }
-                    s.gateWaiters[id] = continuation
-                    return false
-                }
-                if open { continuation.resume() }
-            }
-        } onCancel: {
-            let waiter = state.withLockedValue { $0.gateWaiters.removeValue(forKey: id) }
-            waiter?.resume()
-        }
+        await CancellableWait.suspend(
+            in: state,
+            park: { s, id, continuation in
+                guard !s.gateOpen else { return false }
+                s.gateWaiters[id] = continuation
+                return true
+            },
+            unpark: { s, id in CancellableWait.waker(s.gateWaiters.removeValue(forKey: id)) })
         try Task.checkCancellation()
     }
 }

@@ -21,7 +21,6 @@ public final class Preloader: Sendable {
         var gateOpen = true
         var gateWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
-        var nextID = 0
         var stopped = false
     }
 

@@ -1,4 +1,7 @@
-/// A parsed single `Range: bytes=…` header, resolved against a length.
+import Foundation
+
+/// A parsed single `Range: bytes=…` header, resolved against a length: the one parser of Range headers, used by
+/// every server here (the proxy, the test and demo origin).
 public enum ByteRangeRequest: Equatable, Sendable {
     /// No usable Range header: send everything with 200.
     case whole
