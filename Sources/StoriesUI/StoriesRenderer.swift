@@ -139,7 +139,7 @@ public struct StoriesRenderer {
     }
 
     /// The cache indicator: its text always says the state; colour only adds to it.
-    func indicator(_ cache: CacheState?) -> (String, CellStyle) {
+    func indicator(_ cache: CacheOutcome?) -> (String, CellStyle) {
         switch cache {
         case .hit: return (" HIT ", tint(.green, bold: true, reverse: true))
         case .partial: return (" PARTIAL ", tint(.yellow, bold: true, reverse: true))

@@ -1,16 +1,5 @@
 import Foundation
-
-/// How much of a story's video was cached when it started.
-public enum CacheState: String, Sendable, Codable {
-    /// Every byte.
-    case hit = "HIT"
-    /// Some bytes.
-    case partial = "PARTIAL"
-    /// None.
-    case miss = "MISS"
-    /// The origin cannot be reached: what is cached plays, the rest cannot load.
-    case offline = "OFFLINE"
-}
+import MediaCache
 
 /// What the player and navigator report, one JSON line each in headless mode.
 public enum PlayerEvent: Sendable, Equatable {
@@ -19,7 +8,7 @@ public enum PlayerEvent: Sendable, Equatable {
     /// A story was skipped (it reached maxViews).
     case skipped(index: Int, id: String, plays: Int, maxViews: Int)
     /// The first frame could be shown.
-    case firstFrame(id: String, startupMs: Int, cache: CacheState, duration: Double)
+    case firstFrame(id: String, startupMs: Int, cache: CacheOutcome, duration: Double)
     /// Playback ran out of data.
     case stall(id: String, positionMs: Int)
     /// Playback resumed after a stall.

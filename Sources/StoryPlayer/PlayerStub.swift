@@ -44,7 +44,7 @@ public struct PlaybackStatus: Sendable, Equatable {
     /// Seconds spent stalled.
     public var stallSeconds: Double = 0
     /// Cache state when the story started.
-    public var cache: CacheState?
+    public var cache: CacheOutcome?
     /// Total bytes of the video, once known.
     public var contentLength: Int64?
     /// Why playback failed.
@@ -176,8 +176,7 @@ public final class PlayerStub: Sendable {
         guard let length = info.contentLength, length > 0 else {
             throw PlayerError("the origin did not say how long the video is")
         }
-        var cache: CacheState =
-            initiallyCached.contains(0..<length) ? .hit : (initiallyCached.isEmpty ? .miss : .partial)
+        var cache = CacheOutcome(cached: initiallyCached, length: length)
         if loader.isOffline(key) { cache = .offline }
         update {
             $0.contentLength = length
@@ -226,7 +225,7 @@ public final class PlayerStub: Sendable {
     }
 
     private func play(
-        payload: Range<Int64>, duration: Double, start: Double, cache: CacheState, generation: Int64?,
+        payload: Range<Int64>, duration: Double, start: Double, cache: CacheOutcome, generation: Int64?,
         decoder: VideoDecoder?
     ) async throws {
         let bitrate = Double(payload.count) / duration

@@ -18,9 +18,10 @@ public enum StoryCommand: Sendable, Equatable {
     case jump(to: Int)
 }
 
-/// An interactive session: one player at a time, auto-advance, previous/next, pause, replay, play counts, and
-/// preloading around the playing story. Commands and snapshots are synchronous and cheap, so a UI thread can call
-/// them directly; players run as tasks.
+/// The one story loop: one player at a time, auto-advance, previous/next, pause, replay, play counts, and
+/// preloading around the playing story, reporting `PlayerEvent`s. A UI drives it with commands and reads
+/// snapshots (synchronous and cheap, so a UI thread can call them directly); a headless run lets it auto-advance
+/// to the end (`playToEnd`). Players run as tasks.
 public final class StoryController: Sendable {
     struct State {
         var navigator: StoryNavigator
@@ -32,6 +33,13 @@ public final class StoryController: Sendable {
         var pictureBox: (width: Int, height: Int)?
         var stopped = false
         var samples: [(time: Double, bytes: Int64)] = []
+        /// The story played last (skipped stories are reported between it and the next one).
+        var lastPlayed = -1
+        /// Stories that played to their end, and stories passed over for their views, in this run.
+        var played = 0
+        var skipped = 0
+        /// Tasks waiting in `playToEnd` for the end of the playlist.
+        var endWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
     }
 
     /// The session played.
@@ -41,12 +49,18 @@ public final class StoryController: Sendable {
     let failureDwell: Double
     /// Each story's cache key, in playlist order (resolved once: keys are hashes).
     let keys: [CacheKey]
+    /// Where events go.
+    let emit: @Sendable (PlayerEvent) -> Void
     private let started = ContinuousClock.now
 
-    /// A controller over `session`, before the first story.
-    public init(session: StorySession, failureDwell: Double = 3) throws {
+    /// A controller over `session`, before the first story; `onEvent` gets every event (story start and end,
+    /// the player's, skips, the playlist's end).
+    public init(
+        session: StorySession, failureDwell: Double = 3, onEvent: @escaping @Sendable (PlayerEvent) -> Void = { _ in }
+    ) throws {
         self.session = session
         self.failureDwell = failureDwell
+        emit = onEvent
         keys = session.playlist.stories.map { session.resolve($0).key }
         state = NIOLockedValueBox(State(navigator: try session.makeNavigator()))
     }
@@ -109,13 +123,32 @@ public final class StoryController: Sendable {
         player?.setPictureBox(box)
     }
 
+    /// Plays from the first eligible story to the end of the playlist, auto-advancing, and returns how many
+    /// stories played to their end. Cancelling the calling task stops the player and throws `CancellationError`.
+    public func playToEnd() async throws -> Int {
+        start()
+        await CancellableWait.suspend(
+            in: state,
+            park: { s, id, continuation in
+                guard !s.navigator.isFinished, !s.stopped else { return false }
+                s.endWaiters[id] = continuation
+                return true
+            },
+            unpark: { s, id in CancellableWait.waker(s.endWaiters.removeValue(forKey: id)) })
+        await stop()
+        try Task.checkCancellation()
+        return state.withLockedValue { $0.played }
+    }
+
     /// Stops the player and preloading.
     public func stop() async {
-        let (player, watch) = state.withLockedValue { s -> (Task<Void, Never>?, Task<Void, Never>?) in
+        let (player, watch, waiters) = state.withLockedValue { s in
             s.stopped = true
             s.generation += 1
-            return (s.playerTask, s.watchTask)
+            defer { s.endWaiters.removeAll() }
+            return (s.playerTask, s.watchTask, Array(s.endWaiters.values))
         }
+        for waiter in waiters { waiter.resume() }
         player?.cancel()
         watch?.cancel()
         await player?.value
@@ -181,13 +214,37 @@ public final class StoryController: Sendable {
         oldWatch?.cancel()
         guard state.withLockedValue({ !$0.stopped }) else { return }
         session.preload?.storyChanged(to: index, navigator: navigator)
-        guard let index else { return }
+        let passed = state.withLockedValue { s -> [Int] in
+            let passed = s.navigator.skipped(after: s.lastPlayed, before: index)
+            s.skipped += passed.count
+            if let index { s.lastPlayed = index }
+            return passed
+        }
+        let stories = session.playlist.stories
+        for i in passed {
+            emit(.skipped(index: i, id: stories[i].id, plays: navigator.plays(i), maxViews: stories[i].maxViews ?? 0))
+        }
+        guard let index else {
+            finish()
+            return
+        }
+        let story = stories[index]
         let player = session.makePlayer(for: index) { [self] event in
             if case .firstFrame = event { state.withLockedValue { _ = $0.navigator.recordPlay(of: index) } }
+            emit(event)
         }
+        emit(.storyStart(index: index, id: story.id, title: story.title, url: player.url.absoluteString))
         if let box = state.withLockedValue({ $0.pictureBox }) { player.setPictureBox(box) }
         let task = Task { [self] in
             let status = await player.run()
+            let plays = state.withLockedValue { s -> Int in
+                if status.state == .finished { s.played += 1 }
+                return s.navigator.plays(index)
+            }
+            emit(.storyEnd(
+                id: story.id, playCount: plays, stalls: status.stalls,
+                stallMs: Int((status.stallSeconds * 1000).rounded()), completed: status.state == .finished,
+                frames: status.frames))
             await ended(generation: generation, status: status)
         }
         let watch = session.preload.map { driver in
@@ -204,6 +261,16 @@ public final class StoryController: Sendable {
             task.cancel()
             watch?.cancel()
         }
+    }
+
+    /// The playlist ended: says so and wakes `playToEnd`.
+    private func finish() {
+        let (played, skipped, waiters) = state.withLockedValue { s in
+            defer { s.endWaiters.removeAll() }
+            return (s.played, s.skipped, Array(s.endWaiters.values))
+        }
+        emit(.playlistEnd(played: played, skipped: skipped))
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Auto-advance: a finished story moves on; a failed one moves on after showing its error for a while.

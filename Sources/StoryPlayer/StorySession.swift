@@ -98,56 +98,11 @@ public final class StorySession: Sendable {
             })
     }
 
-    /// Plays every eligible story in order (auto-advance), reporting events; returns how many played.
+    /// Plays every eligible story in order (auto-advance), reporting events; returns how many played to their
+    /// end. The same loop as the interactive screen (`StoryController`), without a viewer and without the pause
+    /// on a failed story.
     @discardableResult
     public func runHeadless(emit: @escaping @Sendable (PlayerEvent) -> Void) async throws -> Int {
-        do {
-            let played = try await playAll(emit: emit)
-            await preload?.preloader.stop()
-            return played
-        } catch {
-            await preload?.preloader.stop()
-            throw error
-        }
-    }
-
-    private func playAll(emit: @escaping @Sendable (PlayerEvent) -> Void) async throws -> Int {
-        var navigator = try makeNavigator()
-        var played = 0
-        var skipped = 0
-        var previous = -1
-        var current = navigator.start()
-        while let index = current {
-            try Task.checkCancellation()
-            for i in navigator.skipped(after: previous, before: index) {
-                let story = playlist.stories[i]
-                emit(.skipped(index: i, id: story.id, plays: navigator.plays(i), maxViews: story.maxViews ?? 0))
-                skipped += 1
-            }
-            let story = playlist.stories[index]
-            let source = resolve(story)
-            emit(.storyStart(index: index, id: story.id, title: story.title, url: source.url.absoluteString))
-            let player = makePlayer(for: index, onEvent: emit)
-            preload?.storyChanged(to: index, navigator: navigator)
-            let watcher = preload.map { driver in Task { await driver.watch(player, clock: clock) } }
-            let status = await player.run()
-            watcher?.cancel()
-            if status.startupMs != nil { navigator.recordPlay() }
-            emit(.storyEnd(
-                id: story.id, playCount: navigator.plays(index), stalls: status.stalls,
-                stallMs: Int((status.stallSeconds * 1000).rounded()), completed: status.state == .finished,
-                frames: status.frames))
-            if status.state == .finished { played += 1 }
-            previous = index
-            current = navigator.next()
-        }
-        for i in navigator.skipped(after: previous, before: nil) {
-            let story = playlist.stories[i]
-            emit(.skipped(index: i, id: story.id, plays: navigator.plays(i), maxViews: story.maxViews ?? 0))
-            skipped += 1
-        }
-        preload?.storyChanged(to: nil, navigator: navigator)
-        emit(.playlistEnd(played: played, skipped: skipped))
-        return played
+        try await StoryController(session: self, failureDwell: 0, onEvent: emit).playToEnd()
     }
 }

@@ -142,7 +142,7 @@ func row(_ grid: CellGrid, containing needle: String) -> Int? {
     }
 
     @Test func withoutColourTheIndicatorStillSaysItInText() throws {
-        for (cache, word, color) in [(CacheState.hit, "HIT", CellColor.green), (.miss, "MISS", .red), (.offline, "OFFLINE", .magenta)] {
+        for (cache, word, color) in [(CacheOutcome.hit, "HIT", CellColor.green), (.miss, "MISS", .red), (.offline, "OFFLINE", .magenta)] {
             var snapshot = midStory()
             snapshot.status?.cache = cache
             let plain = StoriesRenderer.render(StoriesScreen(snapshot: snapshot, color: false), width: 80, height: 24)

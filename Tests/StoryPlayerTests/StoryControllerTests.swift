@@ -7,9 +7,10 @@ import Testing
 @testable import StoryPlayer
 
 @Suite struct StoryControllerTests {
-    private func controller(_ sim: Simulation, preload: Bool = true, duration: Double = 2, payload: Int = 40_000) throws
-        -> StoryController
-    {
+    private func controller(
+        _ sim: Simulation, preload: Bool = true, duration: Double = 2, payload: Int = 40_000,
+        events: EventRecorder = EventRecorder()
+    ) throws -> StoryController {
         let ids = ["a", "b", "c"]
         for id in ids {
             sim.origin.set(OriginResource(bytes: MP4Fixture.file(duration: duration, payload: payload)), at: "/\(id).mp4")
@@ -21,7 +22,7 @@ import Testing
         let session = StorySession(
             playlist: playlist, loader: sim.loader, resolve: StorySession.resolver(originBase: nil), clock: sim.clock,
             preload: preload ? PreloadPolicy() : nil, playCounts: sim.playCounts)
-        return try StoryController(session: session)
+        return try StoryController(session: session, onEvent: events.handler)
     }
 
     /// Advances virtual time until `predicate` holds for the snapshot (or 60 virtual seconds pass).
@@ -39,7 +40,8 @@ import Testing
 
     @Test func navigationAutoAdvanceReplayAndTheEnd() async throws {
         let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 200_000, latency: 0.05))
-        let controller = try controller(sim)
+        let events = EventRecorder()
+        let controller = try controller(sim, events: events)
         controller.start()
         var snapshot = try await until(sim, controller) { $0.status?.state == .playing }
         #expect(snapshot.current == 0)
@@ -65,6 +67,18 @@ import Testing
         #expect(snapshot.current == nil)
         #expect(snapshot.stories.map(\.plays) == [2, 2, 1])
         #expect(!snapshot.stories[0].eligible, "a reached its maxViews of 2")
+        // The screen reports what a headless run does: each start and end, and the playlist's end.
+        let names = events.all.compactMap { event -> String? in
+            switch event {
+            case .storyStart(_, let id, _, _): return "start \(id)"
+            case .storyEnd(let id, _, _, _, let completed, _): return "end \(id)\(completed ? "" : " stopped")"
+            case .playlistEnd(let played, _): return "done \(played)"
+            default: return nil
+            }
+        }
+        #expect(names.first == "start a")
+        #expect(names.last == "done 3", "\(names)")
+        #expect(names.filter { $0 == "end c" }.count == 1)
 
         controller.perform(.previous)
         snapshot = try await until(sim, controller) { $0.current == 2 }

@@ -91,7 +91,8 @@ public struct LoadedChunk: Sendable, Equatable {
     public var source: ChunkSource
 }
 
-/// How much of one request the cache answered.
+/// How much of a request (or of a resource, when a player starts it) the cache answered: the one classification
+/// every report uses (the loader's requests, the player's cache indicator, the proxy's log).
 public enum CacheOutcome: String, Sendable, Codable {
     /// Every byte was cached.
     case hit = "HIT"
@@ -99,6 +100,13 @@ public enum CacheOutcome: String, Sendable, Codable {
     case partial = "PARTIAL"
     /// No byte was cached.
     case miss = "MISS"
+    /// The origin cannot be reached: what is cached is served, the rest cannot load.
+    case offline = "OFFLINE"
+
+    /// HIT when `cached` holds all `length` bytes, MISS when it holds none, else PARTIAL.
+    public init(cached: ByteRangeSet, length: Int64) {
+        self = cached.contains(0..<length) ? .hit : (cached.isEmpty ? .miss : .partial)
+    }
 }
 
 /// Totals of the loader's requests in this session.
@@ -223,7 +231,7 @@ public final class MediaLoader: Sendable {
             switch report.outcome {
             case .hit: m.hits += 1
             case .partial: m.partials += 1
-            case .miss: m.misses += 1
+            case .miss, .offline: m.misses += 1
             }
             m.cacheBytes += report.cacheBytes
             m.originBytes += report.originBytes

@@ -17,3 +17,14 @@ import Testing
         #expect(ByteRangeRequest(header: "items=0-1", length: 100) == .whole)
     }
 }
+
+/// The one classification of how much the cache answered.
+@Suite struct CacheOutcomeTests {
+    @Test func classifiesWhatIsCachedOfALength() {
+        #expect(CacheOutcome(cached: ByteRangeSet([0..<100]), length: 100) == .hit)
+        #expect(CacheOutcome(cached: ByteRangeSet([0..<100]), length: 101) == .partial)
+        #expect(CacheOutcome(cached: ByteRangeSet([50..<60]), length: 100) == .partial)
+        #expect(CacheOutcome(cached: ByteRangeSet(), length: 100) == .miss)
+        #expect(CacheOutcome.offline.rawValue == "OFFLINE")
+    }
+}
