@@ -169,15 +169,13 @@ final class ProxyHandler: ChannelInboundHandler, @unchecked Sendable {
         let version = ResourceMetadata(
             url: url.absoluteString, contentLength: length, contentType: info.contentType, etag: info.etag,
             lastModified: info.lastModified)
-        let stored = server.loader.store.info(for: key)?.metadata
-        if stored.map({ !$0.isDifferentVersion(from: version) }) == true,
-            let file = server.loader.store.openCompleteFile(for: key), file.length == length
+        if let descriptor = server.loader.openCachedFile(
+            url: url, key: key, version: version, serving: range.lowerBound..<(range.upperBound + 1))
         {
             // Every byte is on disk: hand the kernel a file region instead of copying through user space.
-            let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: file.descriptor)
+            let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor)
             let region = FileRegion(
                 fileHandle: handle, readerIndex: Int(range.lowerBound), endIndex: Int(range.upperBound) + 1)
-            server.loader.store.recordTraffic(key: key, origin: 0, cacheHit: Int64(range.count))
             do {
                 try await channel.writeAndFlush(HTTPServerResponsePart.body(.fileRegion(region))).get()
             } catch {

@@ -188,7 +188,7 @@ public final class StoryController: Sendable {
     private func networkSpeed() -> Double {
         let elapsed = ContinuousClock.now - started
         let now = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        let bytes = session.loader.transferCounters.bytes
+        let bytes = session.loader.metrics.originBytesReceived
         return state.withLockedValue { s in
             s.samples.append((now, bytes))
             s.samples.removeAll { now - $0.time > 2 }

@@ -65,12 +65,12 @@ struct PrefetchCommand: AsyncParsableCommand {
                 var failures = 0
                 for (index, target) in targets.enumerated() {
                     if Task.isCancelled { break }
-                    let before = loader.transferCounters.bytes
+                    let before = loader.metrics.originBytesReceived
                     let label = "[\(index + 1)/\(targets.count)] \(target.url.lastPathComponent)"
                     do {
                         let result = try await preloader.preload(target) { value in progress.show(label, value) }
                         progress.clear()
-                        let downloaded = loader.transferCounters.bytes - before
+                        let downloaded = loader.metrics.originBytesReceived - before
                         let needed = ByteFormat.string(result.neededBytes ?? 0)
                         let length = store.info(for: target.key)?.metadata.contentLength.map(ByteFormat.string) ?? "?"
                         print("\(target.url.absoluteString): \(needed) of \(length) cached for \(describe(amount)), "

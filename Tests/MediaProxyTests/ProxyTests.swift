@@ -136,8 +136,13 @@ func httpGet(_ url: String, range: String? = nil, method: HTTPMethod = .GET, hea
         #expect(h.origin.bodyBytesSent == bytes.count)
         // A complete file is then sent from disk (a file region), costing the origin nothing.
         await h.origin.resetCounters()
+        let before = h.loader.metrics
         #expect(try await h.get(url, range: "bytes=1000-").body == Array(bytes[1000...]))
         #expect(h.origin.bodyBytesSent == 0)
+        // Counted like any answer from the cache, in the session and in the persistent totals.
+        #expect(h.loader.metrics.hits == before.hits + 1)
+        #expect(h.loader.metrics.cacheBytes == before.cacheBytes + Int64(bytes.count - 1000))
+        #expect(try h.store.stats().cacheHitBytes >= Int64(bytes.count - 1000))
         await h.close()
     }
 

@@ -74,8 +74,8 @@ final class Simulation: CacheHarness, @unchecked Sendable {
         var quietRounds = 0
         var previous: (Int, Int64, Int, Int)?
         while ContinuousClock.now < deadline {
-            let counters = loader.transferCounters
-            let current = (counters.requests, counters.bytes, origin.requests.count, origin.bodyBytesSent)
+            let counters = loader.metrics
+            let current = (counters.originRequests, counters.originBytesReceived, origin.requests.count, origin.bodyBytesSent)
             let requestsArrived = current.0 == current.2
             let balanced = requestsArrived && current.1 == Int64(current.3)
             let unchanged = previous.map { $0 == current } ?? false

@@ -245,7 +245,7 @@ public struct LoadingStream: AsyncSequence, Sendable {
                 let end = endOffset(length: length)
                 if let end, currentOffset >= end { return finishedChunk() }
                 passthrough = try await HTTPClientBodyReader.open(
-                    fetcher: loader.fetcher, url: request.url, offset: currentOffset, end: end,
+                    fetcher: loader.fetcher, traffic: loader.traffic, key: key, url: request.url, offset: currentOffset, end: end,
                     continuing: delivered > 0 ? version : request.expectedVersion)
             }
             guard let reader = passthrough, let bytes = try await reader.next(upTo: remaining()) else {
@@ -257,7 +257,6 @@ public struct LoadingStream: AsyncSequence, Sendable {
                 }
                 return finishedChunk()
             }
-            loader.store.recordTraffic(key: key, origin: Int64(bytes.count), cacheHit: 0)
             let range = currentOffset..<(currentOffset + Int64(bytes.count))
             originBytes += Int64(bytes.count)
             delivered += Int64(bytes.count)

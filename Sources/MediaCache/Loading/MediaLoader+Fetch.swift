@@ -68,7 +68,7 @@ extension MediaLoader {
                 "range": "bytes=\(requestStart)-" + (initialTarget.map { String($0 - 1) } ?? ""),
                 "ifRange": validator as Any,
             ])
-        transfer.withLockedValue { $0.requests += 1 }
+        traffic.sentRequest()
         let response: OriginResponse
         var writeOffset: Int64
         var length: Int64?
@@ -116,7 +116,7 @@ extension MediaLoader {
 
         var body = OriginBodyStream(response, url: url, configuration: fetcher.configuration)
         while let buffer = try await body.next() {
-            transfer.withLockedValue { $0.bytes += Int64(buffer.readableBytes) }
+            traffic.received(Int64(buffer.readableBytes), for: key)
             try Task.checkCancellation()
             guard case .some(let target) = coordinator.target(key: key, fetchID: fetchID) else { return }
             let count = Int64(buffer.readableBytes)
@@ -142,10 +142,8 @@ extension MediaLoader {
                         bytes: UnsafeRawBufferPointer(rebasing: bytes.prefix(Int(usable))))
                 }
             } catch let error as CacheError where error.isStorageFailure {
-                store.recordTraffic(key: key, origin: count, cacheHit: 0)
                 return streamThrough(key: key, url: url, because: "the cache cannot be written (\(error))")
             }
-            store.recordTraffic(key: key, origin: count, cacheHit: 0)
             guard stored else {
                 let why = store.lastRefusal ?? "the cache budget is full of data in use"
                 if metadata.contentLength == nil {
@@ -211,7 +209,7 @@ extension MediaLoader {
     private func proveContinuity(key: CacheKey, url: URL, cached: ResourceInfo, fetchID: Int) async throws {
         guard let run = cached.ranges.ranges.last else { return }
         let probe = Swift.max(run.lowerBound, run.upperBound - Self.continuityOverlap)..<run.upperBound
-        transfer.withLockedValue { $0.requests += 1 }
+        traffic.sentRequest()
         // Anything but a 206 (an origin ignoring Range, 416) the main request meets too and handles there: a
         // whole body is compared with every cached byte as it is written.
         guard case .partial(let total, let response) = try await fetcher.rangedGet(
@@ -225,7 +223,7 @@ extension MediaLoader {
         var body = OriginBodyStream(response, url: url, configuration: fetcher.configuration)
         var unproven = ByteRangeSet([probe])
         while !unproven.isEmpty, let buffer = try await body.next() {
-            transfer.withLockedValue { $0.bytes += Int64(buffer.readableBytes) }
+            traffic.received(Int64(buffer.readableBytes), for: key)
             let chunk = offset..<(offset + Int64(buffer.readableBytes))
             let matches = try buffer.withUnsafeReadableBytes { bytes in
                 try cachedBytesMatch(key: key, generation: cached.generation, in: unproven, chunk: chunk, bytes: bytes)
@@ -271,7 +269,7 @@ extension MediaLoader {
 
     private func runValidation(key: CacheKey, url: URL, cached: ResourceMetadata) async -> ValidationResult {
         do {
-            transfer.withLockedValue { $0.requests += 1 }
+            traffic.sentRequest()
             let response = try await fetcher.send(url: url, method: .HEAD)
             var result = ValidationResult.unchanged
             var outcome = "unchanged"

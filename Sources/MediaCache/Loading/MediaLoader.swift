@@ -109,20 +109,6 @@ public enum CacheOutcome: String, Sendable, Codable {
     }
 }
 
-/// Totals of the loader's requests in this session.
-public struct LoaderMetrics: Sendable, Equatable {
-    /// Requests answered wholly from cache.
-    public var hits = 0
-    /// Requests answered partly from cache.
-    public var partials = 0
-    /// Requests answered wholly from the origin.
-    public var misses = 0
-    /// Bytes delivered that were cached before their request.
-    public var cacheBytes: Int64 = 0
-    /// Bytes delivered that came from the origin.
-    public var originBytes: Int64 = 0
-}
-
 /// The resource loader: answers byte-range requests from disk at once and streams missing bytes from the origin as
 /// they arrive, writing them down; one fetch per missing range however many readers want it.
 public final class MediaLoader: Sendable {
@@ -134,8 +120,7 @@ public final class MediaLoader: Sendable {
     let fetcher: OriginFetcher
     let eventLog: EventLog?
     let logger: Logger
-    let metricsState = NIOLockedValueBox(LoaderMetrics())
-    let transfer = NIOLockedValueBox(TransferCounters())
+    let traffic: TrafficMeter
 
     /// Creates a loader over `store`; `eventLog` receives one JSON line per fetch, validation and request.
     public init(
@@ -146,6 +131,7 @@ public final class MediaLoader: Sendable {
         self.configuration = configuration
         self.eventLog = eventLog
         self.logger = logger
+        traffic = TrafficMeter(store: store)
         coordinator = FetchCoordinator(blockSize: configuration.blockSize, joinWindow: configuration.joinWindow)
         fetcher = OriginFetcher(configuration: configuration.client)
     }
@@ -210,12 +196,26 @@ public final class MediaLoader: Sendable {
         return ContentInformation(contentLength: nil, contentType: nil, isByteRangeAccessSupported: true)
     }
 
-    /// Origin requests sent and body bytes received so far (a test driver compares them with the origin's own
-    /// counts to know that nothing is in flight).
-    public var transferCounters: TransferCounters { transfer.withLockedValue { $0 } }
+    /// A read-only descriptor of the data file of `key` (the caller closes it) for sending `range` without copying
+    /// it through this process, counted as a request the cache answered; nil unless every byte of `version` is
+    /// cached and has passed its checksum.
+    public func openCachedFile(url: URL, key: CacheKey, version: ResourceMetadata, serving range: ByteRange) -> Int32? {
+        guard let stored = store.info(for: key)?.metadata, !stored.isDifferentVersion(from: version),
+            let file = store.openCompleteFile(for: key)
+        else { return nil }
+        guard file.length == version.contentLength, range.lowerBound >= 0, range.upperBound <= file.length else {
+            SystemCalls.closeDescriptor(file.descriptor)
+            return nil
+        }
+        record(
+            RequestReport(
+                key: key, url: url.absoluteString, offset: range.lowerBound, length: Int64(range.count),
+                cacheBytes: Int64(range.count), originBytes: 0))
+        return file.descriptor
+    }
 
-    /// Request outcomes and bytes delivered in this session.
-    public var metrics: LoaderMetrics { metricsState.withLockedValue { $0 } }
+    /// Requests sent, bytes received and request outcomes in this session.
+    public var metrics: LoaderMetrics { traffic.metrics }
 
     /// Why `key` streams through uncached in this session (too large for the budget, or the budget is full of
     /// data in use), or nil when it is cached as it loads.
@@ -227,16 +227,7 @@ public final class MediaLoader: Sendable {
     public func isOffline(_ key: CacheKey) -> Bool { coordinator.planner(key) { $0.offline } }
 
     func record(_ report: RequestReport) {
-        metricsState.withLockedValue { m in
-            switch report.outcome {
-            case .hit: m.hits += 1
-            case .partial: m.partials += 1
-            case .miss, .offline: m.misses += 1
-            }
-            m.cacheBytes += report.cacheBytes
-            m.originBytes += report.originBytes
-        }
-        store.recordTraffic(key: report.key, origin: 0, cacheHit: report.cacheBytes)
+        traffic.answered(report)
         eventLog?.emit(
             "request",
             [
@@ -244,14 +235,6 @@ public final class MediaLoader: Sendable {
                 "outcome": report.outcome.rawValue, "cacheBytes": report.cacheBytes, "originBytes": report.originBytes,
             ])
     }
-}
-
-/// Requests sent to origins and body bytes received from them.
-public struct TransferCounters: Sendable, Equatable {
-    /// Requests sent (GET and HEAD).
-    public var requests = 0
-    /// Body bytes received.
-    public var bytes: Int64 = 0
 }
 
 /// One finished request, as metrics and the event log see it.

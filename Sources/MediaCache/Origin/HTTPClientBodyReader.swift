@@ -7,11 +7,15 @@ final class HTTPClientBodyReader {
     private var body: OriginBodyStream
     private var skip: Int64
     private let url: URL
+    private let traffic: TrafficMeter
+    private let key: CacheKey
 
-    private init(body: OriginBodyStream, skip: Int64, url: URL) {
+    private init(body: OriginBodyStream, skip: Int64, url: URL, traffic: TrafficMeter, key: CacheKey) {
         self.body = body
         self.skip = skip
         self.url = url
+        self.traffic = traffic
+        self.key = key
     }
 
     /// Requests `offset..<end` (to the end when `end` is nil); a 200 answer is skipped forward to `offset`.
@@ -19,8 +23,10 @@ final class HTTPClientBodyReader {
     /// `continuing` is the version the caller already delivered bytes of: its validator goes out as `If-Range`,
     /// and an answer from another version fails with `resourceChanged` instead of splicing two versions.
     static func open(
-        fetcher: OriginFetcher, url: URL, offset: Int64, end: Int64?, continuing: ResourceMetadata? = nil
+        fetcher: OriginFetcher, traffic: TrafficMeter, key: CacheKey, url: URL, offset: Int64, end: Int64?,
+        continuing: ResourceMetadata? = nil
     ) async throws -> HTTPClientBodyReader {
+        traffic.sentRequest()
         let validator = continuing.flatMap(MediaLoader.ifRangeValidator)
         let answer = try await fetcher.rangedGet(url: url, from: offset, to: end, ifRange: validator)
         let response: OriginResponse
@@ -41,13 +47,15 @@ final class HTTPClientBodyReader {
             }
         }
         return HTTPClientBodyReader(
-            body: OriginBodyStream(response, url: url, configuration: fetcher.configuration), skip: skip, url: url)
+            body: OriginBodyStream(response, url: url, configuration: fetcher.configuration), skip: skip, url: url,
+            traffic: traffic, key: key)
     }
 
     /// The next bytes (at most `limit` when given), or nil at the end of the body.
     func next(upTo limit: Int64?) async throws -> [UInt8]? {
         if let limit, limit <= 0 { return nil }
         while var buffer = try await body.next() {
+            traffic.received(Int64(buffer.readableBytes), for: key)
             if skip > 0 {
                 let dropped = Int(Swift.min(skip, Int64(buffer.readableBytes)))
                 buffer.moveReaderIndex(forwardBy: dropped)

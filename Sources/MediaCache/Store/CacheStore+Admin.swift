@@ -63,9 +63,9 @@ extension CacheStore {
         }
     }
 
-    /// Counts bytes a reader got from the origin and from disk; kept in memory and added to the persistent totals
-    /// at `flushTraffic` (called by `stats`, `commitAll` callers and at close).
-    public func recordTraffic(key: CacheKey?, origin: Int64, cacheHit: Int64) {
+    /// Counts bytes a reader got from the origin and from disk (the loader's `TrafficMeter` is the only caller);
+    /// kept in memory and added to the persistent totals at `flushTraffic` (called by `stats` and at close).
+    func recordTraffic(key: CacheKey?, origin: Int64, cacheHit: Int64) {
         state.withLockedValue { s in
             var pending = s.pendingTraffic[key] ?? (0, 0)
             pending.origin += origin
