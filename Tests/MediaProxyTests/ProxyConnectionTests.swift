@@ -55,18 +55,9 @@ struct RawClient {
 }
 
 @Suite struct ProxyConnectionTests {
-    private func proxy(idleTimeout: TimeInterval) async throws -> (CacheStore, MediaLoader, ProxyServer, URL) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("proxy-\(UUID().uuidString)")
-        var configuration = CacheConfiguration()
-        configuration.minimumFreeDiskBytes = 0
-        let store = try CacheStore(directory: directory, configuration: configuration)
-        let loader = MediaLoader(store: store)
-        let server = try await ProxyServer(loader: loader, idleTimeout: idleTimeout)
-        return (store, loader, server, directory)
-    }
-
     @Test(.timeLimit(.minutes(1))) func anOversizedHeaderGets400AndTheConnectionCloses() async throws {
-        let (store, loader, server, directory) = try await proxy(idleTimeout: 30)
+        let h = try await ProxyHarness(idleTimeout: 30)
+        let server = h.proxy
         let answer = try await offCooperativePool { () -> String? in
             let client = try RawClient(port: server.port)
             defer { client.close() }
@@ -76,14 +67,12 @@ struct RawClient {
         }
         let text = try #require(answer, "the proxy kept the connection open")
         #expect(text.hasPrefix("HTTP/1.1 400"), "\(text.prefix(200))")
-        await server.shutdown()
-        await loader.shutdown()
-        try store.close()
-        try? FileManager.default.removeItem(at: directory)
+        await h.close()
     }
 
     @Test(.timeLimit(.minutes(1))) func aQuietConnectionIsClosedAfterTheIdleTimeout() async throws {
-        let (store, loader, server, directory) = try await proxy(idleTimeout: 2)
+        let h = try await ProxyHarness(idleTimeout: 2)
+        let server = h.proxy
         let answer = try await offCooperativePool { () -> String? in
             let client = try RawClient(port: server.port)
             defer { client.close() }
@@ -93,15 +82,13 @@ struct RawClient {
         }
         let text = try #require(answer, "the proxy kept an idle connection open")
         #expect(text.hasPrefix("HTTP/1.1 400"))
-        await server.shutdown()
-        await loader.shutdown()
-        try store.close()
-        try? FileManager.default.removeItem(at: directory)
+        await h.close()
     }
 
     @Test(.timeLimit(.minutes(1))) func aClientThatStopsReadingIsLetGo() async throws {
-        let (store, loader, server, directory) = try await proxy(idleTimeout: 0.5)
-        let origin = try await MediaOriginServer()
+        let h = try await ProxyHarness(idleTimeout: 0.5)
+        let server = h.proxy
+        let origin = h.origin
         origin.set(OriginResource(repeating: Array(0..<255), length: 64 << 20, etag: "\"big\""), at: "/big.bin")
         let url = server.mediaURL(for: origin.url("big.bin"))
         let path = String(url.dropFirst("http://127.0.0.1:\(server.port)".count))
@@ -116,11 +103,7 @@ struct RawClient {
         }
         let closed = server.openConnections == 0
         #expect(closed, "the proxy kept writing to a client that stopped reading")
-        await server.shutdown()
-        await loader.shutdown()
-        try store.close()
-        await origin.shutdown()
-        try? FileManager.default.removeItem(at: directory)
+        await h.close()
     }
 }
 

@@ -17,9 +17,12 @@ final class ProxyHarness {
     var loader: MediaLoader { cache.loader }
     var directory: URL { cache.directory }
 
-    init() async throws {
+    let idleTimeout: TimeInterval
+
+    init(idleTimeout: TimeInterval = 30) async throws {
+        self.idleTimeout = idleTimeout
         cache = try await CacheHarness()
-        proxy = try await ProxyServer(loader: cache.loader)
+        proxy = try await ProxyServer(loader: cache.loader, idleTimeout: idleTimeout)
     }
 
     func mediaURL(_ path: String) -> String { proxy.mediaURL(for: origin.url(path)) }
@@ -34,7 +37,7 @@ final class ProxyHarness {
     func restart() async throws {
         await proxy.shutdown()
         try await cache.restart()
-        proxy = try await ProxyServer(loader: loader)
+        proxy = try await ProxyServer(loader: loader, idleTimeout: idleTimeout)
     }
 
     func close() async {

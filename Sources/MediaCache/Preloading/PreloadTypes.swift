@@ -45,7 +45,7 @@ public struct PreloadTarget: Sendable, Equatable, Hashable {
 public struct PreloadConfiguration: Sendable, Equatable {
     /// Seconds of payload `resetPreloading(urls:)` fetches after the header.
     public var seconds: Double = 3
-    /// Bytes fetched for `.seconds` when the media is not MP4 (its bitrate is unknown).
+    /// Bytes fetched for `.seconds` when no planner knows the media's format (its bitrate is unknown).
     public var fallbackBytes: Int64 = 512 << 10
     /// The unit of work between checks of the pause gate: a pause takes effect within one slice.
     public var sliceBytes: Int64 = 128 << 10
