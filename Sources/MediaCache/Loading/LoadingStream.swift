@@ -5,10 +5,12 @@ import NIOHTTP1
 /// The bytes of one `LoadingRequest`, in order. Pull-based: nothing is read ahead of the consumer, so memory stays
 /// bounded whatever the resource's size. Dropping the iterator (or cancelling its task) cancels the request.
 public struct LoadingStream: AsyncSequence, Sendable {
+    /// Each step delivers the next chunk of the requested range.
     public typealias Element = LoadedChunk
     let loader: MediaLoader
     let request: LoadingRequest
 
+    /// Starts reading the request (each iterator is a read of its own).
     public func makeAsyncIterator() -> Iterator { Iterator(loader: loader, request: request) }
 
     /// Loads chunk by chunk; `report` describes the request once it has finished.

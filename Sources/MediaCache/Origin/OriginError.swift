@@ -25,6 +25,7 @@ public enum OriginError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The retry budget of one request ran out.
     case retriesExhausted(url: String, attempts: Int, last: String)
 
+    /// What went wrong, as a sentence naming the URL.
     public var description: String {
         OriginURL.redactingCredentials(in: rawDescription)
     }

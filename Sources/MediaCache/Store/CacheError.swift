@@ -26,6 +26,7 @@ public enum CacheError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// What went wrong and what to do.
     public var description: String {
         switch self {
         case .io(let message): return message

@@ -44,7 +44,9 @@ public struct CacheKey: Hashable, Sendable, Comparable, CustomStringConvertible 
         return components.string ?? url.absoluteString
     }
 
+    /// The first 12 hex digits, for logs.
     public var description: String { String(hex.prefix(12)) }
 
+    /// Orders keys by their hex digits (a stable order for listings).
     public static func < (lhs: CacheKey, rhs: CacheKey) -> Bool { lhs.hex < rhs.hex }
 }

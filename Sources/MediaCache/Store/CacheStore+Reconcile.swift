@@ -31,6 +31,7 @@ public struct RecoveryReport: Sendable, Equatable, CustomStringConvertible {
             || filesMoved > 0
     }
 
+    /// What was repaired, in a line.
     public var description: String {
         var parts: [String] = []
         if let aside = indexMovedAside { parts.append("unreadable index moved to \(aside)") }
