@@ -76,6 +76,14 @@ public struct NetworkProfile: Sendable, Equatable {
     /// No shaping.
     public static let unlimited = NetworkProfile(bytesPerSecond: nil, latency: 0)
 
+    /// The profile `speed` times faster: that much more bandwidth, that much less latency (for a clock running
+    /// `speed` times faster, which then sees the same network).
+    public func scaled(by speed: Double) -> NetworkProfile {
+        guard speed > 0, speed.isFinite else { return self }
+        return NetworkProfile(
+            bytesPerSecond: bytesPerSecond.map { Int((Double($0) * speed).rounded()) }, latency: latency / speed)
+    }
+
     /// The named profiles `--network` accepts.
     public static let named: [(name: String, profile: NetworkProfile, summary: String)] = [
         ("3g", NetworkProfile(bytesPerSecond: 100_000, latency: 0.3), "800 kbit/s, 300 ms"),

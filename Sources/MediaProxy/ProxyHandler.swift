@@ -39,8 +39,17 @@ final class ProxyHandler: ChannelInboundHandler, @unchecked Sendable {
             let responding = self.responding
             responding.value.add(1, ordering: .sequentiallyConsistent)
             task = Task {
-                await Self.respond(to: request, server: server, channel: channel)
+                let started = Date()
+                let clock = ContinuousClock.now
+                let answered = await Self.respond(to: request, server: server, channel: channel)
                 responding.value.subtract(1, ordering: .sequentiallyConsistent)
+                guard let onAccess = server.onAccess else { return }
+                let elapsed = ContinuousClock.now - clock
+                onAccess(ProxyAccess(
+                    time: started, method: request.method.rawValue, url: answered.url,
+                    range: request.headers.first(name: "range"), status: answered.status, bytes: answered.bytes,
+                    outcome: answered.outcome,
+                    duration: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
             }
         }
     }
@@ -73,7 +82,7 @@ final class ProxyHandler: ChannelInboundHandler, @unchecked Sendable {
 
     // MARK: - Answering
 
-    static func respond(to request: HTTPRequestHead, server: ProxyServer, channel: Channel) async {
+    static func respond(to request: HTTPRequestHead, server: ProxyServer, channel: Channel) async -> Answered {
         let keepAlive = request.isKeepAlive
         let isHead = request.method == .HEAD
         let components = URLComponents(string: request.uri)
@@ -102,13 +111,18 @@ final class ProxyHandler: ChannelInboundHandler, @unchecked Sendable {
         // beside a slow or unreachable origin, and bytes of a version found stale mid-body end the connection).
         await server.loader.validate(url: url, waitingAtMost: ProxyServer.validationWait)
         let info: ContentInformation
+        let shown = OriginURL.withoutCredentials(url).absoluteString
         do {
             info = try await server.loader.contentInformation(for: url)
         } catch {
-            return await upstreamFailure(error, channel, keepAlive, head: isHead)
+            var answered = await upstreamFailure(error, channel, keepAlive, head: isHead)
+            answered.url = shown
+            return answered
         }
         guard let length = info.contentLength else {
-            return await sendWithoutLength(request: request, info: info, url: url, server: server, channel: channel)
+            var answered = await sendWithoutLength(request: request, info: info, url: url, server: server, channel: channel)
+            answered.url = shown
+            return answered
         }
         var headers = HTTPHeaders()
         headers.add(name: "Accept-Ranges", value: "bytes")
@@ -133,19 +147,45 @@ final class ProxyHandler: ChannelInboundHandler, @unchecked Sendable {
             headers.add(name: "Content-Range", value: "bytes */\(length)")
             headers.replaceOrAdd(name: "Content-Length", value: "0")
             await write(channel, .head(HTTPResponseHead(version: .http1_1, status: .rangeNotSatisfiable, headers: headers)))
-            return await end(channel, keepAlive)
+            await end(channel, keepAlive)
+            return Answered(status: 416, url: shown)
         }
         headers.replaceOrAdd(name: "Content-Length", value: String(range.map { $0.count } ?? 0))
         await write(channel, .head(HTTPResponseHead(version: .http1_1, status: status, headers: headers)))
-        guard request.method == .GET, let range else { return await end(channel, keepAlive) }
+        var answered = Answered(status: Int(status.code), url: shown)
+        guard request.method == .GET, let range else {
+            await end(channel, keepAlive)
+            return answered
+        }
         do {
-            try await sendBody(server: server, url: url, range: range, info: info, length: length, channel: channel)
+            try await sendBody(
+                server: server, url: url, range: range, info: info, length: length, channel: channel,
+                sent: &answered.bytes, outcome: &answered.outcome)
             await end(channel, keepAlive)
         } catch {
             // Headers are out: the only honest signal left is closing the connection early.
-            server.logger.warning("proxy: \(url.absoluteString) failed mid-body: \(error)")
+            report(error, url: shown, server: server)
             try? await channel.close()
         }
+        return answered
+    }
+
+    /// A response that broke off: a client that went away is routine (a player seeking drops its request), worth
+    /// a debug line; anything else is a warning.
+    private static func report(_ error: any Error, url: String, server: ProxyServer) {
+        if isClientGone(error) {
+            server.logger.debug("proxy: client left during \(url)")
+        } else {
+            server.logger.warning("proxy: \(url) failed mid-body: \(error)")
+        }
+    }
+
+    /// True for errors of writing to a client that closed its connection.
+    static func isClientGone(_ error: any Error) -> Bool {
+        // The connection closing cancels its response's task.
+        if error is ChannelError || error is CancellationError { return true }
+        if let io = error as? IOError { return [EPIPE, ECONNRESET, ENOTCONN, ESHUTDOWN].contains(io.errnoCode) }
+        return false
     }
 
     /// True when there is no If-Range, or it names the version being served (a strong ETag, or the exact
@@ -163,7 +203,7 @@ final class ProxyHandler: ChannelInboundHandler, @unchecked Sendable {
     /// connection closes short of its Content-Length, so the client sees the truncation).
     private static func sendBody(
         server: ProxyServer, url: URL, range: ClosedRange<Int64>, info: ContentInformation, length: Int64,
-        channel: Channel
+        channel: Channel, sent: inout Int64, outcome: inout CacheOutcome?
     ) async throws {
         let key = CacheKey(url: url)
         let version = ResourceMetadata(
@@ -183,60 +223,82 @@ final class ProxyHandler: ChannelInboundHandler, @unchecked Sendable {
                 throw error
             }
             try? handle.close()
+            sent += Int64(range.count)
+            outcome = .hit
             return
         }
         var request = LoadingRequest(
             url: url, requestedOffset: range.lowerBound, requestedLength: Int64(range.count))
         request.expectedVersion = version
-        for try await chunk in server.loader.load(request) {
-            var buffer = channel.allocator.buffer(capacity: chunk.bytes.count)
-            buffer.writeBytes(chunk.bytes)
-            // Waiting for each write keeps at most one chunk queued per client (back-pressure).
-            try await channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(buffer))).get()
+        let chunks = server.loader.load(request).makeAsyncIterator()
+        do {
+            while let chunk = try await chunks.next() {
+                var buffer = channel.allocator.buffer(capacity: chunk.bytes.count)
+                buffer.writeBytes(chunk.bytes)
+                // Waiting for each write keeps at most one chunk queued per client (back-pressure).
+                try await channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(buffer))).get()
+                sent += Int64(chunk.bytes.count)
+            }
+        } catch {
+            // A response cut short still says how much of it the cache answered.
+            outcome = chunks.report?.outcome
+            throw error
         }
+        outcome = chunks.report?.outcome
     }
 
     /// The origin declared no length (a chunked body): the whole body is sent chunked with 200, whatever Range
     /// asked (a range needs a known end to be answered); the connection closes after it.
     private static func sendWithoutLength(
         request: HTTPRequestHead, info: ContentInformation, url: URL, server: ProxyServer, channel: Channel
-    ) async {
+    ) async -> Answered {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: info.contentType ?? "application/octet-stream")
         if let etag = info.etag { headers.add(name: "ETag", value: etag) }
         headers.add(name: "Transfer-Encoding", value: "chunked")
         headers.add(name: "Connection", value: "close")
         await write(channel, .head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers)))
-        guard request.method == .GET else { return await end(channel, false) }
+        var answered = Answered(status: 200)
+        guard request.method == .GET else {
+            await end(channel, false)
+            return answered
+        }
         do {
-            for try await chunk in server.loader.load(LoadingRequest(url: url)) {
+            let chunks = server.loader.load(LoadingRequest(url: url)).makeAsyncIterator()
+            while let chunk = try await chunks.next() {
                 var buffer = channel.allocator.buffer(capacity: chunk.bytes.count)
                 buffer.writeBytes(chunk.bytes)
                 try await channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(buffer))).get()
+                answered.bytes += Int64(chunk.bytes.count)
             }
+            answered.outcome = chunks.report?.outcome
             await end(channel, false)
         } catch {
-            server.logger.warning("proxy: \(url.absoluteString) failed mid-body: \(error)")
+            report(error, url: OriginURL.withoutCredentials(url).absoluteString, server: server)
             try? await channel.close()
         }
+        return answered
     }
 
-    private static func upstreamFailure(_ error: Error, _ channel: Channel, _ keepAlive: Bool, head: Bool) async {
+    private static func upstreamFailure(_ error: Error, _ channel: Channel, _ keepAlive: Bool, head: Bool) async
+        -> Answered
+    {
         switch error {
         case OriginError.unreachable, OriginError.timeout:
-            await simple(.gatewayTimeout, "gateway timeout: \(error)\n", channel, keepAlive, head: head)
+            return await simple(.gatewayTimeout, "gateway timeout: \(error)\n", channel, keepAlive, head: head)
         case OriginError.rangeNotSatisfiable(_, let length):
-            await simple(.rangeNotSatisfiable, "\(error)\n", channel, keepAlive, head: head,
+            return await simple(.rangeNotSatisfiable, "\(error)\n", channel, keepAlive, head: head,
                 extra: length.map { [("Content-Range", "bytes */\($0)")] } ?? [])
         default:
-            await simple(.badGateway, "bad gateway: \(error)\n", channel, keepAlive, head: head)
+            return await simple(.badGateway, "bad gateway: \(error)\n", channel, keepAlive, head: head)
         }
     }
 
+    @discardableResult
     private static func simple(
         _ status: HTTPResponseStatus, _ text: String, _ channel: Channel, _ keepAlive: Bool, head: Bool,
         extra: [(String, String)] = []
-    ) async {
+    ) async -> Answered {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
         headers.add(name: "Content-Length", value: String(text.utf8.count))
@@ -249,6 +311,7 @@ final class ProxyHandler: ChannelInboundHandler, @unchecked Sendable {
             await write(channel, .body(.byteBuffer(buffer)))
         }
         await end(channel, keepAlive)
+        return Answered(status: Int(status.code), bytes: head ? 0 : Int64(text.utf8.count))
     }
 
     private static func write(_ channel: Channel, _ part: HTTPServerResponsePart) async {

@@ -14,6 +14,8 @@ public final class ProxyServer: Sendable {
     public let token: String
     let loader: MediaLoader
     let logger: Logger
+    /// Told of every request answered (an access log).
+    let onAccess: (@Sendable (ProxyAccess) -> Void)?
     private let channel: Channel
     let connections = ResponseCount()
 
@@ -26,17 +28,23 @@ public final class ProxyServer: Sendable {
     /// `http://127.0.0.1:PORT/TOKEN/`.
     public var baseURL: String { "http://127.0.0.1:\(port)/\(token)/" }
 
-    /// Binds 127.0.0.1:`port` (0 picks a free port) with a fresh random token. A connection on which nothing is
-    /// written for `idleTimeout` seconds — an idle keep-alive, or a client that stopped reading its response — is
-    /// closed, so a stalled client never holds a resource.
+    /// Binds 127.0.0.1:`port` (0 picks a free port) with `token` (nil: a fresh random one; see `isValidToken`).
+    /// A connection on which nothing is written for `idleTimeout` seconds — an idle keep-alive, or a client that
+    /// stopped reading its response — is closed, so a stalled client never holds a resource. `onAccess` is told
+    /// of every request answered.
     public init(
-        loader: MediaLoader, port: Int = 0, idleTimeout: TimeInterval = 30,
-        logger: Logger = Logger(label: "MediaProxy")
+        loader: MediaLoader, port: Int = 0, idleTimeout: TimeInterval = 30, token: String? = nil,
+        logger: Logger = Logger(label: "MediaProxy"), onAccess: (@Sendable (ProxyAccess) -> Void)? = nil
     ) async throws {
         self.loader = loader
         self.logger = logger
-        var generator = SystemRandomNumberGenerator()
-        token = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+        self.onAccess = onAccess
+        if let token {
+            guard Self.isValidToken(token) else { throw ProxyError.badToken }
+            self.token = token
+        } else {
+            self.token = Self.randomToken()
+        }
         let box = ProxyBox()
         let connections = self.connections
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -52,11 +60,27 @@ public final class ProxyServer: Sendable {
             }
         do {
             channel = try await bootstrap.bind(host: "127.0.0.1", port: port).get()
+        } catch let error as IOError where error.errnoCode == EADDRINUSE {
+            throw ProxyError.portInUse(port: port)
+        } catch let error as IOError {
+            throw ProxyError.cannotListen(port: port, reason: String(cString: strerror(error.errnoCode)))
         } catch {
             throw ProxyError.cannotListen(port: port, reason: "\(error)")
         }
         self.port = channel.localAddress?.port ?? port
         box.set(self)
+    }
+
+    /// A new random token: 32 hex digits.
+    public static func randomToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+    }
+
+    /// True for 16 to 128 letters, digits, `-` and `_`: hard to guess, and safe in a URL path as it is.
+    public static func isValidToken(_ token: String) -> Bool {
+        (16...128).contains(token.count)
+            && token.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_") }
     }
 
     /// Stops accepting connections; responses in progress end when their clients go.
@@ -74,13 +98,22 @@ public final class ProxyServer: Sendable {
 
 /// Why the proxy could not start.
 public enum ProxyError: Error, CustomStringConvertible {
-    /// The port could not be bound.
+    /// Another program listens on the port.
+    case portInUse(port: Int)
+    /// The token given is too short or has characters a URL path would need to escape.
+    case badToken
+    /// The port could not be bound for another reason.
     case cannotListen(port: Int, reason: String)
 
+    /// What went wrong, in a sentence.
     public var description: String {
         switch self {
+        case .portInUse(let port):
+            return "port \(port) on 127.0.0.1 is in use by another program"
         case .cannotListen(let port, let reason):
-            return "cannot listen on 127.0.0.1:\(port) (\(reason)); pick another --port or 0 for any free one"
+            return "cannot listen on 127.0.0.1:\(port): \(reason)"
+        case .badToken:
+            return "the token must be 16 to 128 letters, digits, '-' or '_'"
         }
     }
 }

@@ -73,6 +73,28 @@ extension String {
         return cut + String(repeating: " ", count: Swift.max(0, width - cut.count))
     }
 
+    /// Word-wrapped into lines of at most `width` characters (a word longer than a line is cut across lines).
+    func wrapped(to width: Int) -> [String] {
+        guard width > 0 else { return [] }
+        var lines: [String] = []
+        var line = ""
+        for word in split(separator: " ", omittingEmptySubsequences: true) {
+            var word = Substring(word)
+            if !line.isEmpty, line.count + 1 + word.count <= width {
+                line += " " + word
+                continue
+            }
+            if !line.isEmpty { lines.append(line) }
+            while word.count > width {
+                lines.append(String(word.prefix(width)))
+                word = word.dropFirst(width)
+            }
+            line = String(word)
+        }
+        if !line.isEmpty { lines.append(line) }
+        return lines
+    }
+
     /// Right-aligned in `width` characters.
     func leftPadded(to width: Int) -> String {
         String(repeating: " ", count: Swift.max(0, width - count)) + self

@@ -48,7 +48,11 @@ extension StoriesRenderer {
 
     /// The story's title and state as centred text (no picture: `--no-video`, before the first frame, failures).
     private mutating func drawViewportText(x: Int, y: Int, width: Int, height viewportHeight: Int) {
-        let lines = viewportLines()
+        var lines = viewportLines()
+        if let status = snapshot.status, status.state == .failed, let last = lines.popLast() {
+            // The reason in full, over as many lines as it takes (a failure is worth reading).
+            lines += last.0.wrapped(to: Swift.max(1, width - 2)).map { ($0, last.1) }
+        }
         let top = y + Swift.max(0, (viewportHeight - lines.count) / 2)
         for (i, (text, style)) in lines.enumerated() where top + i < y + viewportHeight {
             let shown = text.truncated(to: width - 2, ellipsis: glyphs.ellipsis)
@@ -67,10 +71,18 @@ extension StoriesRenderer {
                         ("run with --all to watch them again \(glyphs.dot) q quits", CellStyle(dim: true)),
                     ]
                 }
-                return [
-                    ("All stories watched", CellStyle(bold: true)), ("", .plain),
-                    ("\(glyphs.keys.previous) back \(glyphs.dot) r start over \(glyphs.dot) q quit", CellStyle(dim: true)),
+                let failed = snapshot.stories.filter(\.failed).map(\.title)
+                var lines: [(String, CellStyle)] = [
+                    (failed.isEmpty ? "All stories watched" : "End of the stories", CellStyle(bold: true)), ("", .plain),
                 ]
+                if !failed.isEmpty {
+                    let names = failed.joined(separator: ", ")
+                    lines.append(("\(failed.count) could not play: \(names)", tint(.red, bold: true)))
+                    lines.append(("", .plain))
+                }
+                lines.append(
+                    ("\(glyphs.keys.previous) back \(glyphs.dot) r start over \(glyphs.dot) q quit", CellStyle(dim: true)))
+                return lines
             }
             return [("Starting\(glyphs.ellipsis)", CellStyle(dim: true))]
         }
@@ -100,13 +112,21 @@ extension StoriesRenderer {
         return lines
     }
 
-    /// Seconds buffered ahead of the playhead, as a bar (full at 2.5 s, a little over the player's read-ahead).
+    /// Seconds buffered ahead of the playhead, as a bar full at `bufferScale` seconds (a little over the player's
+    /// read-ahead); the text says the scale.
+    static let bufferScale = 2.5
+
     private mutating func drawBuffer(x: Int, y: Int, width: Int) {
         let status = snapshot.status
         let buffered = status?.bufferedSeconds ?? 0
-        let suffix = status?.state == .loading && buffered == 0 ? "waiting" : "\(TimeFormat.seconds(buffered)) ahead"
-        let barWidth = Swift.max(4, width - 9 - 30)
-        let filled = Int((Double(barWidth) * Swift.min(1, buffered / 2.5)).rounded())
+        let suffix: String
+        switch status?.state {
+        case .failed: suffix = "stopped"
+        case .loading where buffered == 0: suffix = "waiting"
+        default: suffix = "\(TimeFormat.seconds(buffered)) of \(TimeFormat.seconds(Self.bufferScale)) ahead"
+        }
+        let barWidth = Self.barWidth(width, suffix: 22)
+        let filled = Int((Double(barWidth) * Swift.min(1, buffered / Self.bufferScale)).rounded())
         var column = grid.put("Buffer".padded(to: 9), x: x, y: y, style: CellStyle(bold: true))
         let healthy = buffered >= 1 || status?.state == .finished
         grid.fill(glyphs.full, x: column, y: y, count: filled, style: tint(healthy ? .green : .yellow))
@@ -119,10 +139,12 @@ extension StoriesRenderer {
     private mutating func drawCacheMap(x: Int, y: Int, width: Int) {
         var column = grid.put("Cached".padded(to: 9), x: x, y: y, style: CellStyle(bold: true))
         guard let index = snapshot.current, let length = snapshot.stories[index].contentLength, length > 0 else {
-            grid.put("waiting for the first bytes\(glyphs.ellipsis)", x: column, y: y, style: CellStyle(dim: true))
+            let text = snapshot.status?.state == .failed
+                ? "nothing cached" : "waiting for the first bytes\(glyphs.ellipsis)"
+            grid.put(text, x: column, y: y, style: CellStyle(dim: true), maxWidth: x + width - column)
             return
         }
-        let barWidth = Swift.max(4, width - 9 - 30)
+        let barWidth = Self.barWidth(width, suffix: 22)
         let ranges = snapshot.cachedRanges
         for cell in 0..<barWidth {
             let start = length * Int64(cell) / Int64(barWidth)
@@ -139,10 +161,12 @@ extension StoriesRenderer {
         column += barWidth
         let cached = ranges.total
         let percent = Int((Double(cached) * 100 / Double(length)).rounded(.down))
-        grid.put(
-            " \(ByteFormat.string(cached)) of \(ByteFormat.string(length)) (\(percent)%)", x: column, y: y,
-            maxWidth: x + width - column)
+        grid.put(" \(percent)% of \(ByteFormat.string(length))", x: column, y: y, maxWidth: x + width - column)
     }
+
+    /// A bar's cells in a row `width` wide after its 9-column label, leaving `suffix` columns for its text: the
+    /// same for both bars, so they line up, and as wide as the screen allows.
+    static func barWidth(_ width: Int, suffix: Int) -> Int { Swift.max(4, width - 9 - suffix) }
 
     private mutating func drawStartup(x: Int, y: Int, width: Int) {
         let status = snapshot.status

@@ -43,9 +43,11 @@ extension StoriesRenderer {
         drawTotals(x: left, y: y + height - totalsRows + 1, width: inner)
     }
 
-    /// A story's cache state: its preload while one is queued or running (not for the playing story, whose
-    /// bytes the player now fetches), else HIT / PART / MISS by bytes cached.
+    /// A story's cache state: FAILED when it could not play in this run, its preload while one is queued or
+    /// running (not for the playing story, whose bytes the player now fetches), else HIT / PART / MISS by bytes
+    /// cached.
     func stateLabel(_ row: StoryRow, isCurrent: Bool) -> (String, CellStyle) {
+        if row.failed { return ("FAILED", tint(.red, bold: true)) }
         let complete = (row.cachedFraction ?? 0) >= 1
         if let preload = row.preload, !complete, !isCurrent {
             let percent = preload.fraction.map { " \(Int(($0 * 100).rounded(.down)))%" } ?? ""
@@ -66,7 +68,7 @@ extension StoriesRenderer {
         let totals = snapshot.totals
         let ratio = totals.hitRatio.map { "\(Int(($0 * 100).rounded()))%" } ?? "-"
         let rows: [(String, String)] = [
-            ("Hit ratio", "\(ratio) of bytes played"),
+            ("Hit ratio", "\(ratio) saved/(saved+origin)"),
             ("Bytes saved", ByteFormat.string(totals.cacheBytes)),
             ("Origin bytes", ByteFormat.string(totals.originBytes)),
             ("Disk", "\(ByteFormat.string(totals.diskUsed)) / \(ByteFormat.string(totals.diskLimit))"),

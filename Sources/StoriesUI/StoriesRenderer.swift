@@ -49,17 +49,21 @@ public struct StoriesRenderer {
             drawBody(x: 0, y: bodyTop, width: width, height: bodyBottom - bodyTop)
         }
         drawKeyHelp(y: height - 1)
+        if screen.helpOpen { drawHelp() }
     }
 
     static let bodyTop = 3
-    static let paneWidth = 48
+
+    /// The side pane's width on a `width`-column terminal: 48 columns, growing with wide terminals (to 72) so
+    /// titles are not cut while the story keeps at least 60.
+    static func paneWidth(for width: Int) -> Int { Swift.min(72, Swift.max(48, width - 61)) }
 
     /// Where the story area is on a `width`×`height` screen: nil when the pane covers it.
     static func bodyArea(width: Int, height: Int, paneOpen: Bool) -> (x: Int, width: Int, height: Int)? {
         let bodyHeight = height - 2 - bodyTop
         guard paneOpen else { return (0, width, bodyHeight) }
         guard width >= StoriesScreen.sideBySideWidth else { return nil }
-        return (0, width - paneWidth - 1, bodyHeight)
+        return (0, width - paneWidth(for: width) - 1, bodyHeight)
     }
 
     /// The picture's box in pixels (two per cell row) for `screen` on a `width`×`height` terminal: what the decoder
@@ -116,9 +120,13 @@ public struct StoriesRenderer {
         if let index = snapshot.current {
             let row = stories[index]
             let status = snapshot.status
-            let position = TimeFormat.clock(status?.position ?? 0)
-            let duration = status?.duration.map(TimeFormat.clock) ?? "-:--.-"
-            right.append(("\(position) / \(duration)", .plain))
+            if status?.state == .failed {
+                right.append(("could not play", tint(.red, bold: true)))
+            } else {
+                let position = TimeFormat.clock(status?.position ?? 0)
+                let duration = status?.duration.map(TimeFormat.clock) ?? "-:--.-"
+                right.append(("\(position) / \(duration)", .plain))
+            }
             right.append(("   plays \(row.plays)" + (row.maxViews.map { "/\($0)" } ?? ""), .plain))
             right.append(("   ", .plain))
             right.append(indicator(status?.cache))
@@ -128,10 +136,15 @@ public struct StoriesRenderer {
         for (text, style) in right { x = grid.put(text, x: x, y: y, style: style) }
         var left = " \(snapshot.title)"
         if let index = snapshot.current {
-            left += " \(glyphs.dot) \(index + 1)/\(stories.count) \(glyphs.dot) "
-            let start = grid.put(left, x: 0, y: y, style: CellStyle(bold: true), maxWidth: grid.width - rightWidth - 2)
+            let room = grid.width - rightWidth - 2
+            let position = "\(index + 1)/\(stories.count) \(glyphs.dot) "
+            left += " \(glyphs.dot) " + position
+            // The story's title matters more than the playlist's: on a narrow screen the playlist's goes first.
+            let minimumTitle = Swift.min(stories[index].title.count, 12)
+            if left.count + minimumTitle > room { left = " " + position }
+            let start = grid.put(left, x: 0, y: y, style: CellStyle(bold: true), maxWidth: room)
             grid.put(
-                stories[index].title.truncated(to: grid.width - rightWidth - 2 - start, ellipsis: glyphs.ellipsis),
+                stories[index].title.truncated(to: room - start, ellipsis: glyphs.ellipsis),
                 x: start, y: y, style: .plain)
         } else {
             grid.put(left, x: 0, y: y, style: CellStyle(bold: true), maxWidth: grid.width - rightWidth - 2)
@@ -149,17 +162,63 @@ public struct StoriesRenderer {
         }
     }
 
+    /// The keys row: as many of the keys as fit, in order, then always `? help` and `q quit`.
     private mutating func drawKeyHelp(y: Int) {
         let pauseLabel = snapshot.paused ? "resume" : "pause"
         let keys: [(String, String)] = [
             (glyphs.keys.previous, "prev"), (glyphs.keys.next, "next"), ("space", pauseLabel), (", .", "seek"),
-            ("r", "replay"), ("c", screen.paneOpen ? "hide cache" : "cache"), ("q", "quit"), ("1-9", "story"),
+            ("r", "replay"), ("c", screen.paneOpen ? "hide cache" : "cache"), ("1-9", "story"),
         ]
+        let always: [(String, String)] = [("?", "help"), ("q", "quit")]
+        func width(_ item: (String, String)) -> Int { item.0.count + 1 + item.1.count + 3 }
+        let reserved = always.reduce(0) { $0 + width($1) }
         var x = 1
-        for (key, label) in keys {
-            guard x + key.count + label.count + 1 < grid.width else { break }
-            x = grid.put(key, x: x, y: y, style: CellStyle(bold: true))
-            x = grid.put(" \(label)   ", x: x, y: y, style: CellStyle(dim: true))
+        for item in keys {
+            guard x + width(item) + reserved <= grid.width else { break }
+            x = drawKey(item, x: x, y: y)
+        }
+        for item in always { x = drawKey(item, x: x, y: y) }
+    }
+
+    private mutating func drawKey(_ item: (key: String, label: String), x: Int, y: Int) -> Int {
+        let column = grid.put(item.key, x: x, y: y, style: CellStyle(bold: true))
+        return grid.put(" \(item.label)   ", x: column, y: y, style: CellStyle(dim: true))
+    }
+
+    /// Every key and what it does, for the help overlay.
+    var helpLines: [(keys: String, meaning: String)] {
+        [
+            ("\(glyphs.keys.previous)  \(glyphs.keys.next)", "previous / next story"),
+            ("space  p", "pause / resume"),
+            (",  .  Shift+\(glyphs.keys.previous.prefix(2))", "seek 1 s back / forward"),
+            ("1 \(glyphs.ellipsis) 9", "jump to story N"),
+            ("r", "replay the story (after the end: start over)"),
+            ("c", "cache pane: stories, hits, bytes, disk"),
+            ("click", "left half: previous, right half: next"),
+            ("?", "this help (any key closes it)"),
+            ("q  Esc", "quit"),
+        ]
+    }
+
+    /// The help: a box over the middle of the screen listing every key.
+    private mutating func drawHelp() {
+        let lines = helpLines
+        let keyWidth = (lines.map(\.keys.count).max() ?? 0) + 2
+        let boxWidth = Swift.min(grid.width - 2, keyWidth + (lines.map(\.meaning.count).max() ?? 0) + 4)
+        let boxHeight = Swift.min(grid.height - 2, lines.count + 4)
+        let left = Swift.max(0, (grid.width - boxWidth) / 2)
+        let top = Swift.max(0, (grid.height - boxHeight) / 2)
+        for row in top..<(top + boxHeight) {
+            grid.fill(" ", x: left, y: row, count: boxWidth, style: .plain)
+            grid[left, row] = Cell(glyphs.vertical, CellStyle(dim: true))
+            grid[left + boxWidth - 1, row] = Cell(glyphs.vertical, CellStyle(dim: true))
+        }
+        grid.fill(glyphs.horizontal, x: left, y: top, count: boxWidth, style: CellStyle(dim: true))
+        grid.fill(glyphs.horizontal, x: left, y: top + boxHeight - 1, count: boxWidth, style: CellStyle(dim: true))
+        grid.put(" Keys ", x: left + 2, y: top, style: CellStyle(bold: true))
+        for (i, line) in lines.enumerated() where top + 2 + i < top + boxHeight - 1 {
+            let column = grid.put(line.keys.padded(to: keyWidth), x: left + 2, y: top + 2 + i, style: CellStyle(bold: true))
+            grid.put(line.meaning, x: column, y: top + 2 + i, maxWidth: left + boxWidth - 2 - column)
         }
     }
 }

@@ -7,15 +7,21 @@ public struct StoriesScreen: Sendable, Equatable {
     public var snapshot: SessionSnapshot
     /// The cache pane is open (`c`).
     public var paneOpen = false
+    /// The list of keys is shown over everything (`?`; any key closes it).
+    public var helpOpen = false
     /// Draw block characters (UTF-8 locale) rather than ASCII.
     public var unicode = true
     /// Colour the cache indicator and states (off under `NO_COLOR`; text carries the meaning either way).
     public var color = true
 
     /// A screen state.
-    public init(snapshot: SessionSnapshot, paneOpen: Bool = false, unicode: Bool = true, color: Bool = true) {
+    public init(
+        snapshot: SessionSnapshot, paneOpen: Bool = false, helpOpen: Bool = false, unicode: Bool = true,
+        color: Bool = true
+    ) {
         self.snapshot = snapshot
         self.paneOpen = paneOpen
+        self.helpOpen = helpOpen
         self.unicode = unicode
         self.color = color
     }
@@ -32,14 +38,16 @@ public enum UIAction: Sendable, Equatable {
     case command(StoryCommand)
     /// Open or close the cache pane.
     case togglePane
+    /// Show or hide the list of keys.
+    case toggleHelp
     /// Leave.
     case quit
     /// Lay out again (the terminal changed size).
     case relayout
 }
 
-/// The key map: ←/→ and h/l, space, r, c, q/Esc (and Ctrl-C), `,`/`.` and Shift+←/→ to seek a second, 1–9 for
-/// story N, and clicks on the left or right half.
+/// The key map: ←/→ and h/l, space, r, c, ?, q/Esc (and Ctrl-C), `,`/`.` and Shift+←/→ to seek a second, 1–9
+/// for story N, and clicks on the left or right half. `StoriesRenderer.helpLines` lists them for the help.
 public enum KeyMap {
     /// Seconds `,` and `.` move the playhead.
     public static let seekStep = 1.0
@@ -62,6 +70,7 @@ public enum KeyMap {
             case " ", "p", "P": return .command(.togglePause)
             case "r", "R": return .command(.replay)
             case "c", "C": return .togglePane
+            case "?": return .toggleHelp
             case "q", "Q", "\u{3}", "\u{4}": return .quit
             case "\u{C}": return .relayout
             case ",", "<": return .command(.seek(by: -seekStep))

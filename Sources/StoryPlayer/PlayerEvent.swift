@@ -17,8 +17,8 @@ public enum PlayerEvent: Sendable, Equatable {
     case storyEnd(id: String, playCount: Int, stalls: Int, stallMs: Int, completed: Bool, frames: FrameCounts)
     /// A story could not play.
     case failed(id: String, message: String)
-    /// Every eligible story was shown.
-    case playlistEnd(played: Int, skipped: Int)
+    /// Every eligible story was shown: what the run did.
+    case playlistEnd(PlaylistSummary)
 
     /// The event as a JSON object with an `event` field.
     public var json: [String: Any] {
@@ -38,8 +38,12 @@ public enum PlayerEvent: Sendable, Equatable {
                     "completed": completed, "framesShown": frames.shown, "framesDropped": frames.dropped]
         case .failed(let id, let message):
             return ["event": "error", "id": id, "message": message]
-        case .playlistEnd(let played, let skipped):
-            return ["event": "playlist_end", "played": played, "skipped": skipped]
+        case .playlistEnd(let summary):
+            return [
+                "event": "playlist_end", "played": summary.finished, "skipped": summary.skipped, "failed": summary.failed,
+                "watched": summary.watched, "stalls": summary.stalls, "savedBytes": summary.cacheBytes,
+                "originBytes": summary.originBytes,
+            ]
         }
     }
 

@@ -131,6 +131,11 @@ public final class PlayerStub: Sendable {
     /// the new version: never a picture mixing the two.
     @discardableResult
     public func run() async -> PlaybackStatus {
+        // One viewing: bytes downloaded for it (or preloaded for it) are not "saved" when read again during it.
+        await loader.viewing(key: key) { await runViewing() }
+    }
+
+    private func runViewing() async -> PlaybackStatus {
         let start = clock.now
         var restarts = 0
         while true {

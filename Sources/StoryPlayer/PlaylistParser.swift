@@ -43,7 +43,8 @@ public enum PlaylistParser {
             guard let text = value as? String, !Self.isNumber(value) else {
                 throw fail("title", "must be a string, found \(Self.kind(value))")
             }
-            title = text
+            // A blank title says nothing: the file's name does.
+            if !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { title = text }
         }
         guard let storiesValue = root["stories"] else {
             throw fail("stories", "is missing (add a list of stories)")
@@ -75,7 +76,8 @@ public enum PlaylistParser {
                 guard let text = value as? String, !Self.isNumber(value) else {
                     throw fail("\(label).title", "must be a string, found \(Self.kind(value))")
                 }
-                storyTitle = text
+                // A blank title falls back to the id, so every story has a name on screen.
+                if !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { storyTitle = text }
             }
             guard let urlValue = object["url"] else { throw fail("\(label).url", "is missing (add the video's URL)") }
             guard let urlText = urlValue as? String, !Self.isNumber(urlValue) else {

@@ -19,12 +19,15 @@ public struct StoryRow: Sendable, Equatable {
     public var cachedBytes: Int64
     /// Its preload, if one is queued, running or done.
     public var preload: PreloadProgress?
+    /// Its last attempt in this run could not play.
+    public var failed: Bool
 
     /// A row.
     public init(
         id: String, title: String, plays: Int = 0, maxViews: Int? = nil, eligible: Bool = true,
-        contentLength: Int64? = nil, cachedBytes: Int64 = 0, preload: PreloadProgress? = nil
+        contentLength: Int64? = nil, cachedBytes: Int64 = 0, preload: PreloadProgress? = nil, failed: Bool = false
     ) {
+        self.failed = failed
         self.id = id
         self.title = title
         self.plays = plays
@@ -44,9 +47,9 @@ public struct StoryRow: Sendable, Equatable {
 
 /// Session-wide cache and network figures.
 public struct SessionTotals: Sendable, Equatable {
-    /// Bytes delivered from the cache this session (downloads saved).
+    /// Bytes saved by the cache this session (`LoaderMetrics.cacheBytes`: preloaded bytes are not saved ones).
     public var cacheBytes: Int64 = 0
-    /// Bytes delivered from the origin this session.
+    /// Bytes received from the origin this session, preloads included (live, as they arrive).
     public var originBytes: Int64 = 0
     /// Bytes on disk now.
     public var diskUsed: Int64 = 0
@@ -67,7 +70,7 @@ public struct SessionTotals: Sendable, Equatable {
         self.networkBytesPerSecond = networkBytesPerSecond
     }
 
-    /// Share of delivered bytes that came from the cache, once anything was delivered.
+    /// Bytes saved ÷ (bytes saved + origin bytes), once anything moved (`LoaderMetrics.hitRatio`).
     public var hitRatio: Double? {
         let total = cacheBytes + originBytes
         return total > 0 ? Double(cacheBytes) / Double(total) : nil
@@ -114,4 +117,25 @@ public struct SessionSnapshot: Sendable, Equatable {
         self.preloading = preloading
         self.frame = frame
     }
+}
+
+/// What one run of a playlist did, for the summary printed at its end.
+public struct PlaylistSummary: Sendable, Equatable {
+    /// Stories whose first frame was shown (each once, however often it was shown).
+    public var watched = 0
+    /// Story plays that reached the end.
+    public var finished = 0
+    /// Stories that could not play (each once).
+    public var failed = 0
+    /// Stories passed over because they reached their view limit.
+    public var skipped = 0
+    /// Stalls, and seconds spent stalled.
+    public var stalls = 0
+    public var stallSeconds = 0.0
+    /// Bytes saved by the cache and bytes received from the origin, as `LoaderMetrics` defines them.
+    public var cacheBytes: Int64 = 0
+    public var originBytes: Int64 = 0
+
+    /// An empty summary.
+    public init() {}
 }

@@ -35,9 +35,12 @@ public final class StoryController: Sendable {
         var samples: [(time: Double, bytes: Int64)] = []
         /// The story played last (skipped stories are reported between it and the next one).
         var lastPlayed = -1
-        /// Stories that played to their end, and stories passed over for their views, in this run.
-        var played = 0
-        var skipped = 0
+        /// What this run did so far (see `PlaylistSummary`).
+        var summary = PlaylistSummary()
+        /// Stories whose view counted in this run (a view counts once per story and run, at its first frame).
+        var viewed: Set<Int> = []
+        /// Stories whose last attempt in this run failed.
+        var failing: Set<Int> = []
         /// Tasks waiting in `playToEnd` for the end of the playlist.
         var endWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
     }
@@ -125,7 +128,8 @@ public final class StoryController: Sendable {
 
     /// Plays from the first eligible story to the end of the playlist, auto-advancing, and returns how many
     /// stories played to their end. Cancelling the calling task stops the player and throws `CancellationError`.
-    public func playToEnd() async throws -> Int {
+    @discardableResult
+    public func playToEnd() async throws -> PlaylistSummary {
         start()
         await CancellableWait.suspend(
             in: state,
@@ -137,7 +141,17 @@ public final class StoryController: Sendable {
             unpark: { s, id in CancellableWait.waker(s.endWaiters.removeValue(forKey: id)) })
         await stop()
         try Task.checkCancellation()
-        return state.withLockedValue { $0.played }
+        return summary
+    }
+
+    /// What this run did so far: stories watched, finished, failed and skipped, stalls, and the bytes the player
+    /// got from the cache and from the origin.
+    public var summary: PlaylistSummary {
+        let metrics = session.loader.metrics
+        var summary = state.withLockedValue { $0.summary }
+        summary.cacheBytes = metrics.cacheBytes
+        summary.originBytes = metrics.originBytesReceived
+        return summary
     }
 
     /// Stops the player and preloading.
@@ -158,7 +172,9 @@ public final class StoryController: Sendable {
 
     /// The screen's state now.
     public func snapshot() -> SessionSnapshot {
-        let (navigator, player, paused) = state.withLockedValue { ($0.navigator, $0.player, $0.paused) }
+        let (navigator, player, paused, failing) = state.withLockedValue {
+            ($0.navigator, $0.player, $0.paused, $0.failing)
+        }
         let store = session.loader.store
         let preloads = session.preload?.preloader.progress ?? [:]
         var rows: [StoryRow] = []
@@ -171,11 +187,11 @@ public final class StoryController: Sendable {
             rows.append(StoryRow(
                 id: story.id, title: story.title, plays: navigator.plays(i), maxViews: story.maxViews,
                 eligible: navigator.isEligible(i), contentLength: info?.metadata.contentLength,
-                cachedBytes: ranges.total, preload: preloads[key]))
+                cachedBytes: ranges.total, preload: preloads[key], failed: failing.contains(i)))
         }
         let metrics = session.loader.metrics
         let totals = SessionTotals(
-            cacheBytes: metrics.cacheBytes, originBytes: metrics.originBytes, diskUsed: store.storedBytes,
+            cacheBytes: metrics.cacheBytes, originBytes: metrics.originBytesReceived, diskUsed: store.storedBytes,
             diskLimit: store.configuration.totalByteLimit, networkBytesPerSecond: networkSpeed())
         return SessionSnapshot(
             title: session.playlist.title, stories: rows, current: navigator.index, finished: navigator.isFinished,
@@ -216,7 +232,7 @@ public final class StoryController: Sendable {
         session.preload?.storyChanged(to: index, navigator: navigator)
         let passed = state.withLockedValue { s -> [Int] in
             let passed = s.navigator.skipped(after: s.lastPlayed, before: index)
-            s.skipped += passed.count
+            s.summary.skipped += passed.count
             if let index { s.lastPlayed = index }
             return passed
         }
@@ -230,7 +246,7 @@ public final class StoryController: Sendable {
         }
         let story = stories[index]
         let player = session.makePlayer(for: index) { [self] event in
-            if case .firstFrame = event { state.withLockedValue { _ = $0.navigator.recordPlay(of: index) } }
+            if case .firstFrame = event { countView(of: index) }
             emit(event)
         }
         emit(.storyStart(index: index, id: story.id, title: story.title, url: player.url.absoluteString))
@@ -238,7 +254,16 @@ public final class StoryController: Sendable {
         let task = Task { [self] in
             let status = await player.run()
             let plays = state.withLockedValue { s -> Int in
-                if status.state == .finished { s.played += 1 }
+                s.summary.stalls += status.stalls
+                s.summary.stallSeconds += status.stallSeconds
+                switch status.state {
+                case .finished:
+                    s.summary.finished += 1
+                    s.failing.remove(index)
+                case .failed:
+                    if s.failing.insert(index).inserted { s.summary.failed += 1 }
+                default: break
+                }
                 return s.navigator.plays(index)
             }
             emit(.storyEnd(
@@ -265,12 +290,24 @@ public final class StoryController: Sendable {
 
     /// The playlist ended: says so and wakes `playToEnd`.
     private func finish() {
-        let (played, skipped, waiters) = state.withLockedValue { s in
+        let waiters = state.withLockedValue { s in
             defer { s.endWaiters.removeAll() }
-            return (s.played, s.skipped, Array(s.endWaiters.values))
+            return Array(s.endWaiters.values)
         }
-        emit(.playlistEnd(played: played, skipped: skipped))
+        emit(.playlistEnd(summary))
         for waiter in waiters { waiter.resume() }
+    }
+
+    /// A story showed its first frame: its view counts, once per run (going back to it, or replaying it, shows
+    /// it again without counting again).
+    private func countView(of index: Int) {
+        let first = state.withLockedValue { s -> Bool in
+            guard s.viewed.insert(index).inserted else { return false }
+            s.navigator.recordPlay(of: index)
+            s.summary.watched += 1
+            return true
+        }
+        if first { session.recordView(of: index) }
     }
 
     /// Auto-advance: a finished story moves on; a failed one moves on after showing its error for a while.

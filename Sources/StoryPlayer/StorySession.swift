@@ -84,25 +84,27 @@ public final class StorySession: Sendable {
         StoryNavigator(stories: playlist.stories, playCounts: try loadPlayCounts(), showAll: showAll)
     }
 
-    /// A player for story `index` that counts a play (in the index and in `navigator`) at its first frame.
+    /// A player for story `index`.
     public func makePlayer(for index: Int, onEvent: @escaping @Sendable (PlayerEvent) -> Void) -> PlayerStub {
         let story = playlist.stories[index]
         let source = resolve(story)
-        let playCounts = playCounts
         return PlayerStub(
             loader: loader, url: source.url, cacheKey: source.key, storyID: story.id, clock: clock,
-            configuration: configuration, fallbackDuration: story.duration,
-            onEvent: { event in
-                if case .firstFrame = event { _ = try? playCounts?.record(Self.playKey(story), resource: source.key) }
-                onEvent(event)
-            })
+            configuration: configuration, fallbackDuration: story.duration, onEvent: onEvent)
     }
 
-    /// Plays every eligible story in order (auto-advance), reporting events; returns how many played to their
-    /// end. The same loop as the interactive screen (`StoryController`), without a viewer and without the pause
-    /// on a failed story.
+    /// Counts a view of story `index` in the persisted play counts (the controller calls it once per story and
+    /// run, at its first frame).
+    public func recordView(of index: Int) {
+        let story = playlist.stories[index]
+        _ = try? playCounts?.record(Self.playKey(story), resource: resolve(story).key)
+    }
+
+    /// Plays every eligible story in order (auto-advance), reporting events; returns what the run did. The same
+    /// loop as the interactive screen (`StoryController`), without a viewer and without the pause on a failed
+    /// story.
     @discardableResult
-    public func runHeadless(emit: @escaping @Sendable (PlayerEvent) -> Void) async throws -> Int {
+    public func runHeadless(emit: @escaping @Sendable (PlayerEvent) -> Void) async throws -> PlaylistSummary {
         try await StoryController(session: self, failureDwell: 0, onEvent: emit).playToEnd()
     }
 }

@@ -19,8 +19,11 @@ struct CacheCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingFailures {
-                let store = try cache.openStore()
-                let stats = try store.stats()
+                // Looking must not create anything: a cache that does not exist yet is an empty one.
+                let store = cache.exists ? try cache.openStore() : nil
+                let budgets = try Budgets.resolve()
+                let stats = try store?.stats()
+                    ?? CacheStats.empty(directory: cache.url, configuration: budgets.configuration)
                 if json {
                     print(try JSONOutput.encode(stats))
                 } else {
@@ -31,10 +34,16 @@ struct CacheCommand: AsyncParsableCommand {
                     print("stored           \(ByteFormat.string(stats.storedBytes))"
                         + " (partial \(ByteFormat.string(stats.partialBytes)) of \(ByteFormat.string(stats.partialByteLimit)),"
                         + " complete \(ByteFormat.string(stats.completeBytes)) of \(ByteFormat.string(stats.completeByteLimit)))")
-                    print("from origin      \(ByteFormat.string(stats.originBytes))")
-                    print("from cache       \(ByteFormat.string(stats.cacheHitBytes)) (\(String(format: "%.1f", ratio))% of bytes served)")
+                    print("origin bytes     \(ByteFormat.string(stats.originBytes))")
+                    print("bytes saved      \(ByteFormat.string(stats.cacheHitBytes))")
+                    print("hit ratio        \(String(format: "%.1f", ratio))% (saved / (saved + origin))")
+                    print("budgets          max size \(ByteFormat.string(stats.partialByteLimit + stats.completeByteLimit))"
+                        + " [\(budgets.sources[.maxSize] ?? "default")],"
+                        + " max age \(AgeFormat.string(stats.completeMaxAge)) [\(budgets.sources[.maxAge] ?? "default")],"
+                        + " max entries \(stats.maxEntries.map(String.init) ?? "none") [\(budgets.sources[.maxEntries] ?? "default")],"
+                        + " min free \(ByteFormat.string(stats.minimumFreeDiskBytes)) [\(budgets.sources[.minFree] ?? "default")]")
                 }
-                try store.close()
+                try store?.close()
             }
         }
     }
@@ -47,6 +56,10 @@ struct CacheCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingFailures {
+                guard cache.exists else {
+                    print(json ? "[]" : "the cache is empty (\(cache.url.path))")
+                    return
+                }
                 let store = try cache.openStore()
                 let plays = try cache.openPlayCounts(beside: store, create: false)?.countsByResource() ?? [:]
                 let rows = store.allResources().map { ListedResource(info: $0, playCount: plays[$0.key] ?? 0) }
@@ -73,6 +86,7 @@ struct CacheCommand: AsyncParsableCommand {
             abstract: "Remove one resource (by its URL) or everything, play counts included.")
         @OptionGroup var cache: CacheDirOption
         @Argument(help: "The URL of the resource to remove; omit to clear everything.") var url: String?
+        @Flag(help: "Clear everything without asking (asked only when stdin is a terminal).") var yes = false
 
         func run() async throws {
             try await reportingFailures {
@@ -84,6 +98,17 @@ struct CacheCommand: AsyncParsableCommand {
                     print(removed ? "removed \(shown)" : "not cached: \(shown)")
                 } else {
                     let count = store.allResources().count
+                    if !yes, isatty(STDIN_FILENO) == 1, count > 0 {
+                        let size = ByteFormat.string(store.storedBytes)
+                        let question = "remove all \(count) cached resource\(count == 1 ? "" : "s") (\(size)) and every "
+                            + "play count? [y/N] (--yes skips this question) "
+                        try? StandardStreams.write(Array(question.utf8), to: STDOUT_FILENO)
+                        let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+                        guard answer == "y" || answer == "yes" else {
+                            try store.close()
+                            throw CLIFailure(message: "cache clear: nothing removed", exitCode: 1)
+                        }
+                    }
                     try store.removeAll()
                     try cache.openPlayCounts(beside: store, create: false)?.removeAll()
                     print("removed \(count) cached resource\(count == 1 ? "" : "s")")

@@ -14,17 +14,27 @@ struct FetchCommand: AsyncParsableCommand {
             "Inclusive byte range, as in HTTP: 100-199, 100-, or --range=-500 for the last 500 bytes.",
             valueName: "START-END"))
     var range: String?
-    @Option(name: .shortAndLong, help: ArgumentHelp("Write to FILE instead of stdout.", valueName: "FILE"))
+    @Option(
+        name: .shortAndLong,
+        help: ArgumentHelp(
+            "Write to FILE instead of stdout ('-': stdout even when it is a terminal).", valueName: "FILE"))
     var output: String?
     @Option(help: ArgumentHelp("Append a JSON line per cache event to FILE.", valueName: "FILE"))
     var eventLog: String?
     @OptionGroup var cache: CacheDirOption
+    @OptionGroup(title: "Cache budgets") var budgets: BudgetOptions
 
     func run() async throws {
         try await reportingFailures {
+            // Video bytes on a terminal garble it: refuse unless asked for, as curl does.
+            if output == nil, isatty(STDOUT_FILENO) == 1 {
+                throw CLIFailure(
+                    message: "fetch: not writing binary data to the terminal (redirect it, or use --output FILE, "
+                        + "or --output - to write it here anyway)", exitCode: 2)
+            }
             let origin = try CLIURL.parse(url, context: "fetch")
             let byteRange = try range.map { try ByteRangeArgument.parse($0) }
-            let store = try cache.openStore()
+            let store = try cache.openStore(budgets: budgets)
             let log = try eventLog.map { path in
                 do { return try EventLog(path: path) } catch {
                     throw CLIFailure(message: "--event-log: \(error)", exitCode: 2)

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MediaCache
 import MediaOrigin
+import StoriesUI
 import StoryPlayer
 
 /// `stories-tui [play] PLAYLIST`: plays a playlist of video stories.
@@ -11,14 +12,15 @@ struct PlayCommand: AsyncParsableCommand {
         discussion: """
             Relative story URLs are served from the playlist's folder by a built-in origin over a simulated \
             network (--network: \(NetworkProfile.named.map { "\($0.name) (\($0.summary))" }.joined(separator: ", ")); \
-            default 4g), so a first pass shows loading and cache misses and a second pass plays from the cache.
+            default 4g), so a first pass shows loading and cache misses and a second pass plays from the cache. \
+            --speed speeds that network up as much as the clock, so a story loads as it would at 1x.
 
             The story's video is decoded and drawn in the story area (half-block cells in 256 colours; ASCII \
             shading under a non-UTF-8 locale or NO_COLOR); --no-video shows text only.
 
             Keys: left/right or h/l previous/next story, space pause, comma/period (or shift+left/right) seek a \
-            second, 1-9 story N, r replay, c cache pane, q or Esc quit; a click on the left or right half goes \
-            back or on. The screen needs 60x16; NO_COLOR turns colour off. \
+            second, 1-9 story N, r replay, c cache pane, ? all keys, q or Esc quit; a click on the left or right \
+            half goes back or on. The screen needs 60x16; NO_COLOR turns colour off. \
             When stdin or stdout is not a terminal, progress lines are printed instead.
 
             While a story plays with enough buffered, the next two stories and the previous one are preloaded \
@@ -32,7 +34,10 @@ struct PlayCommand: AsyncParsableCommand {
 
     @Argument(help: "The playlist JSON file.") var playlist: String
     @Flag(help: "Run without the terminal UI, printing one JSON event per line.") var headless = false
-    @Option(help: "Playback speed multiplier (e.g. 4 plays four times faster).") var speed: Double = 1
+    @Option(
+        parsing: .unconditional,
+        help: "Playback speed multiplier (e.g. 4 plays four times faster; the simulated network runs as much faster).")
+    var speed: Double = 1
     @Option(help: ArgumentHelp("Simulated network for relative URLs: 3g, 4g, wifi or lan.", valueName: "PROFILE"))
     var network: String?
     @Flag(help: "Do not preload the next stories.") var noPreload = false
@@ -40,6 +45,7 @@ struct PlayCommand: AsyncParsableCommand {
     @Flag(help: "Do not decode the video: the story area shows text only (for slow terminals and screen readers).")
     var noVideo = false
     @OptionGroup var cache: CacheDirOption
+    @OptionGroup(title: "Cache budgets") var budgets: BudgetOptions
 
     func run() async throws {
         try await reportingFailures {
@@ -58,8 +64,10 @@ struct PlayCommand: AsyncParsableCommand {
             } catch {
                 throw CLIFailure(message: "\(error)", exitCode: 2)
             }
-            let store = try cache.openStore()
-            let origin = list.hasLocalStories ? try await MediaOriginServer(root: list.folder, profile: profile) : nil
+            let store = try cache.openStore(budgets: budgets)
+            // Faster playback with the same network would stall where 1x does not: the simulated link keeps pace.
+            let origin = list.hasLocalStories
+                ? try await MediaOriginServer(root: list.folder, profile: profile.scaled(by: speed)) : nil
             let interactive = !headless && isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
             let loader = MediaLoader(store: store, configuration: LoaderDefaults.configuration, logger: CLILogging.logger(quiet: interactive))
             var player = PlayerConfiguration()
@@ -82,13 +90,15 @@ struct PlayCommand: AsyncParsableCommand {
                     workHandle.cancel()
                 }
             }
-            let work = Task {
+            let work = Task { () -> PlaylistSummary in
                 if headless {
-                    try await session.runHeadless { event in emitLine(event.jsonLine) }
+                    return try await session.runHeadless { event in emitLine(event.jsonLine) }
                 } else if interactive {
-                    try await TerminalApp.run(controller: try StoryController(session: session), stop: stop)
+                    let controller = try StoryController(session: session)
+                    try await TerminalApp.run(controller: controller, stop: stop)
+                    return controller.summary
                 } else {
-                    try await session.runHeadless { event in emitLine(TextReporter.line(event, playlist: list)) }
+                    return try await session.runHeadless { event in emitLine(TextReporter.line(event, playlist: list)) }
                 }
             }
             workHandle.set(work)
@@ -102,8 +112,20 @@ struct PlayCommand: AsyncParsableCommand {
             try? store.close()
             await origin?.shutdown()
             if outputClosed.isRaised { return }
-            if case .failure(let error) = result, !(error is CancellationError) {
-                throw CLIFailure(message: "\(error)", exitCode: 1)
+            let summary: PlaylistSummary
+            switch result {
+            case .success(let value): summary = value
+            case .failure(let error) where error is CancellationError:
+                signals.exitIfSignalled()
+                return
+            case .failure(let error): throw CLIFailure(message: "\(error)", exitCode: 1)
+            }
+            // Like a media player on exit: what was watched and where the bytes came from (not in the JSON stream).
+            if !headless { emitLine(TextReporter.summary(summary)) }
+            signals.exitIfSignalled()
+            if summary.failed > 0 {
+                throw CLIFailure(
+                    message: "\(summary.failed) stor\(summary.failed == 1 ? "y" : "ies") could not play", exitCode: 1)
             }
         }
     }
@@ -111,6 +133,21 @@ struct PlayCommand: AsyncParsableCommand {
 
 /// Human-readable progress lines for `play` without `--headless`.
 enum TextReporter {
+    /// The line printed when the player quits.
+    static func summary(_ summary: PlaylistSummary) -> String {
+        let stories = "\(summary.watched) stor\(summary.watched == 1 ? "y" : "ies") watched"
+            + (summary.failed > 0 ? ", \(summary.failed) failed" : "")
+            + (summary.skipped > 0 ? ", \(summary.skipped) skipped" : "")
+        let bytes = "\(ByteFormat.string(summary.cacheBytes)) saved by the cache, "
+            + "\(ByteFormat.string(summary.originBytes)) from the origin"
+        let stalls = summary.stalls == 0
+            ? "no stalls"
+            : "\(summary.stalls) stall\(summary.stalls == 1 ? "" : "s") (\(String(format: "%.1f", summary.stallSeconds)) s)"
+        return "\(stories) \(dot) \(bytes) \(dot) \(stalls)"
+    }
+
+    private static let dot = "·"
+
     static func line(_ event: PlayerEvent, playlist: Playlist) -> String {
         let line: String
         switch event {
@@ -129,8 +166,9 @@ enum TextReporter {
             line = "  \(completed ? "finished" : "stopped") · played \(playCount)× · \(stalls) stall\(stalls == 1 ? "" : "s") (\(stallMs) ms)\(pictures)"
         case .failed(_, let message):
             line = "  error: \(message)"
-        case .playlistEnd(let played, let skipped):
-            line = "done: \(played) played, \(skipped) skipped"
+        case .playlistEnd(let summary):
+            line = "done: \(summary.finished) played, \(summary.skipped) skipped"
+                + (summary.failed > 0 ? ", \(summary.failed) failed" : "")
         }
         return line
     }

@@ -22,6 +22,7 @@ struct PrefetchCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Prefetch the first N bytes.", valueName: "N")) var bytes: Int64?
     @Flag(help: "Prefetch whole files.") var full = false
     @OptionGroup var cache: CacheDirOption
+    @OptionGroup(title: "Cache budgets") var budgets: BudgetOptions
 
     func amount() throws -> PreloadAmount {
         let chosen = [seconds != nil, bytes != nil, full].filter { $0 }.count
@@ -55,7 +56,7 @@ struct PrefetchCommand: AsyncParsableCommand {
             guard !urls.isEmpty else { throw CLIFailure(message: "prefetch: give at least one URL", exitCode: 2) }
             let amount = try amount()
             let targets = try urls.map { PreloadTarget(url: try CLIURL.parse($0, context: "prefetch"), amount: amount) }
-            let store = try cache.openStore()
+            let store = try cache.openStore(budgets: budgets)
             let loader = MediaLoader(store: store, configuration: LoaderDefaults.configuration, logger: CLILogging.logger())
             var configuration = PreloadConfiguration()
             configuration.sliceBytes = 1 << 20
@@ -73,8 +74,10 @@ struct PrefetchCommand: AsyncParsableCommand {
                         let downloaded = loader.metrics.originBytesReceived - before
                         let needed = ByteFormat.string(result.neededBytes ?? 0)
                         let length = store.info(for: target.key)?.metadata.contentLength.map(ByteFormat.string) ?? "?"
+                        let why = loader.originIgnoresRanges(target.key)
+                            ? " (the origin ignores Range requests: everything before the part wanted came too)" : ""
                         print("\(target.url.absoluteString): \(needed) of \(length) cached for \(describe(amount)), "
-                            + "\(ByteFormat.string(downloaded)) downloaded")
+                            + "\(ByteFormat.string(downloaded)) downloaded\(why)")
                     } catch is CancellationError {
                         progress.clear()
                         break
@@ -91,7 +94,9 @@ struct PrefetchCommand: AsyncParsableCommand {
             signals.stop()
             await loader.shutdown()
             try? store.close()
-            if work.isCancelled { throw CLIFailure(message: "prefetch: interrupted (what arrived is kept)", exitCode: 130) }
+            if work.isCancelled {
+                throw CLIFailure(message: "prefetch: interrupted (what arrived is kept)", exitCode: signals.exitCode ?? 130)
+            }
             if failures > 0 {
                 throw CLIFailure(message: "prefetch: \(failures) of \(targets.count) URLs failed", exitCode: 1)
             }

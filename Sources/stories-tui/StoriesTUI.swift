@@ -47,9 +47,15 @@ struct StoriesTUI: AsyncParsableCommand {
             cache holds, `stories-tui serve` lets any player stream through it. The cache directory is --cache-dir, else $STORIES_CACHE_DIR, else $XDG_CACHE_HOME/stories-tui, \
             else ~/.cache/stories-tui.
             """,
+        version: StoriesTUI.version,
         subcommands: [PlayCommand.self, FetchCommand.self, PrefetchCommand.self, CacheCommand.self, ServeCommand.self],
         defaultSubcommand: PlayCommand.self
     )
+}
+
+extension StoriesTUI {
+    /// What `--version` prints.
+    static let version = "stories-tui 0.4.0"
 }
 
 /// The `--cache-dir` option shared by every command.
@@ -60,10 +66,15 @@ struct CacheDirOption: ParsableArguments {
     /// The resolved directory.
     var url: URL { CacheLocation.resolve(explicit: cacheDir) }
 
-    /// Opens the store, turning failures into one clear line and exit code 1.
-    func openStore() throws -> CacheStore {
+    /// True when the directory exists (commands that only look do not create it).
+    var exists: Bool { FileManager.default.fileExists(atPath: url.path) }
+
+    /// Opens the store with the budgets in force (`budgets`' flags over the environment over the config file),
+    /// turning failures into one clear line and exit code 1 (2 for a bad budget).
+    func openStore(budgets: BudgetOptions? = nil) throws -> CacheStore {
+        let configuration = try Budgets.resolve(flags: budgets?.given ?? [:]).configuration
         do {
-            return try CacheStore(directory: url, logger: CLILogging.logger())
+            return try CacheStore(directory: url, configuration: configuration, logger: CLILogging.logger())
         } catch {
             throw CLIFailure(message: CacheLocation.describe(error), exitCode: 1)
         }

@@ -16,17 +16,17 @@ final class StopFlag: Sendable {
 
 /// Lets a closure cancel a task that is created after it.
 final class TaskHandle: Sendable {
-    private let task = NIOLockedValueBox<Task<Void, any Error>?>(nil)
+    private let cancelTask = NIOLockedValueBox<(@Sendable () -> Void)?>(nil)
     private let cancelled = Atomic<Bool>(false)
     /// Remembers `task`, cancelling it at once when `cancel` came first.
-    func set(_ task: Task<Void, any Error>) {
-        self.task.withLockedValue { $0 = task }
+    func set<Success: Sendable>(_ task: Task<Success, any Error>) {
+        cancelTask.withLockedValue { $0 = { task.cancel() } }
         if cancelled.load(ordering: .relaxed) { task.cancel() }
     }
     /// Cancels the task (now, or as soon as it is set).
     func cancel() {
         cancelled.store(true, ordering: .relaxed)
-        task.withLockedValue { $0 }?.cancel()
+        cancelTask.withLockedValue { $0 }?()
     }
 }
 
@@ -70,9 +70,16 @@ enum TerminalApp {
                 if screen.isGone { return }
                 continue
             }
-            switch KeyMap.action(for: input, width: size.width) {
+            let action = KeyMap.action(for: input, width: size.width)
+            if model.helpOpen, action != .relayout {
+                // Any key closes the help, as in htop.
+                model.helpOpen = false
+                continue
+            }
+            switch action {
             case .command(let command)?: controller.perform(command)
             case .togglePane?: model.paneOpen.toggle()
+            case .toggleHelp?: model.helpOpen.toggle()
             case .relayout?: screen.invalidate()
             case .quit?: return
             case nil: break

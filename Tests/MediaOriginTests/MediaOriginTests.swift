@@ -112,3 +112,13 @@ import Testing
         await origin.shutdown()
     }
 }
+
+@Suite struct NetworkProfileTests {
+    @Test func aFasterClockSeesTheSameNetwork() {
+        let fourG = NetworkProfile(bytesPerSecond: 500_000, latency: 0.1)
+        #expect(fourG.scaled(by: 4) == NetworkProfile(bytesPerSecond: 2_000_000, latency: 0.025))
+        #expect(fourG.scaled(by: 1) == fourG)
+        #expect(NetworkProfile.unlimited.scaled(by: 25) == .unlimited)
+        #expect(fourG.scaled(by: 0) == fourG && fourG.scaled(by: -1) == fourG, "nonsense speeds change nothing")
+    }
+}

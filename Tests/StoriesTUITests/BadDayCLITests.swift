@@ -14,8 +14,10 @@ import Glibc
         (["fetch", "http://127.0.0.1:65536/x"], "port 65536 is out of range"),
         (["prefetch", "http://127.0.0.1:9/a.mp4", "http://127.0.0.1:99999/x"], "port 99999 is out of range"),
         (["cache", "clear", "http://127.0.0.1:70000/x"], "port 70000 is out of range"),
+        (["play", "assets/playlist.json", "--speed", "-1"], "--speed: must be a number above 0 and at most 1000, got -1.0"),
+        (["play", "assets/playlist.json", "--speed", "0"], "--speed: must be a number above 0 and at most 1000, got 0.0"),
     ])
-    func urlsWithAPortOutOfRangeAreBadInputNotACrash(arguments: [String], message: String) async throws {
+    func badArgumentsAreBadInputInOneLineNotACrash(arguments: [String], message: String) async throws {
         let cache = ScratchDirectory()
         defer { cache.cleanup() }
         let result = try await CLI.run(arguments + ["--cache-dir", cache.path])

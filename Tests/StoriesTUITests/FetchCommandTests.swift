@@ -159,8 +159,18 @@ import Testing
         } else {
             #expect(frames.allSatisfy { $0["cache"] as? String == "MISS" }, "without preloading nothing is fetched ahead")
         }
+        // A first run with an empty cache saves nothing, preloads or not: what was preloaded was downloaded.
+        let firstEnd = try #require(firstEvents.last)
+        #expect(firstEnd["savedBytes"] as? Int == 0, "\(firstEnd)")
+        #expect((firstEnd["originBytes"] as? Int ?? 0) > 0)
         // Second run: everything from the cache; the first story (maxViews 3) is still shown.
         let second = try await CLI.run(arguments)
+        let secondEnd = try #require(try events(second).last)
+        #expect((secondEnd["savedBytes"] as? Int ?? 0) > 0)
+        #expect(secondEnd["originBytes"] as? Int == 0, "\(secondEnd)")
+        let stats = try await CLI.run(["cache", "stats", "--json", "--cache-dir", cache.path])
+        let totals = try #require(try JSONSerialization.jsonObject(with: stats.stdout) as? [String: Any])
+        #expect(totals["cacheHitBytes"] as? Int == secondEnd["savedBytes"] as? Int, "one definition everywhere")
         let secondFrames = try events(second).filter { $0["event"] as? String == "first_frame" }
         #expect(secondFrames.count == 4)
         #expect(secondFrames.allSatisfy { $0["cache"] as? String == "HIT" })
@@ -210,18 +220,26 @@ import Testing
 
 /// `stories-tui serve` as a user runs it: first line, proxying, and a clean stop on SIGINT.
 @Suite struct ServeCommandTests {
-    @Test(arguments: [SIGINT, SIGTERM]) func servesThenStopsCleanlyKeepingTheCache(signalNumber: Int32) async throws {
-        let origin = try await MediaOriginServer()
+    @Test func aBusyPortIsSaidPlainlyWithWhatToDo() async throws {
+        let other = try await MediaOriginServer()
         let cache = ScratchDirectory()
         defer { cache.cleanup() }
-        let bytes = content(200_000)
-        origin.set(OriginResource(bytes: bytes, etag: "\"sv\""), at: "/s.mp4")
+        let result = try await CLI.run(["serve", "--port", "\(other.port)", "--cache-dir", cache.path])
+        #expect(result.status == 1)
+        #expect(result.stderr == "stories-tui: serve: port \(other.port) on 127.0.0.1 is in use by another program "
+            + "(choose another with --port, or --port 0 for any free port)\n", "\(result.stderr)")
+        await other.shutdown()
+    }
+
+    /// Starts `serve` with `arguments`; returns the process, its base URL and its stderr.
+    private func startServe(_ arguments: [String]) async throws -> (Process, String, Pipe) {
         let process = Process()
         process.executableURL = try CLI.binary()
-        process.arguments = ["serve", "--cache-dir", cache.path]
+        process.arguments = ["serve"] + arguments
         let out = Pipe()
+        let err = Pipe()
         process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
+        process.standardError = err
         try process.run()
         let firstLine = try await offPool { () -> String in
             var data = Data()
@@ -232,8 +250,68 @@ import Testing
             }
             return String(decoding: data, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
         }
-        #expect(firstLine.hasPrefix("proxy listening on http://127.0.0.1:"))
-        let base = String(firstLine.dropFirst("proxy listening on ".count))
+        #expect(firstLine.hasPrefix("proxy listening on http://127.0.0.1:"), "\(firstLine)")
+        return (process, String(firstLine.dropFirst("proxy listening on ".count)), err)
+    }
+
+    private func stop(_ process: Process) async throws {
+        kill(process.processIdentifier, SIGINT)
+        try await offPool { process.waitUntilExit() }
+    }
+
+    @Test func keepsItsTokenLogsEveryRequestAndStaysQuietWhenClientsLeave() async throws {
+        let origin = try await MediaOriginServer()
+        let cache = ScratchDirectory()
+        defer { cache.cleanup() }
+        origin.set(OriginResource(bytes: content(2_000_000), etag: "\"t\""), at: "/t.mp4")
+        let logPath = cache.path + "-access.log"
+        defer { try? FileManager.default.removeItem(atPath: logPath) }
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        let encoded = origin.url("t.mp4").absoluteString.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
+
+        let (first, base, err) = try await startServe(["--cache-dir", cache.path, "--access-log", logPath])
+        let ranged = try await CLI.runTool(
+            "/usr/bin/env", ["curl", "-s", "-o", "/dev/null", "-H", "Range: bytes=0-99999", base + "media?url=" + encoded])
+        #expect(ranged.status == 0)
+        // A client that leaves mid-body (a player seeking away) is routine, not a warning.
+        _ = try await CLI.runTool("/usr/bin/env", ["sh", "-c", "curl -s '\(base)media?url=\(encoded)' | head -c 1000 >/dev/null"])
+        try await stop(first)
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(!stderr.contains("warning") && !stderr.contains("failed mid-body"), "\(stderr)")
+        let lines = try String(contentsOfFile: logPath, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 2, "\(lines)")
+        let fields = lines.first { $0.contains("bytes=0-99999") }?.split(separator: " ").map(String.init) ?? []
+        #expect(fields.count == 8, "\(fields)")
+        #expect(Array(fields.dropFirst().prefix(4)) == ["GET", "206", "bytes=0-99999", "100000"], "\(fields)")
+        // The answer to the player's first question fetched the first block: the rest came from the origin.
+        #expect(["MISS", "PARTIAL"].contains(fields[5]), "\(fields)")
+        #expect(fields.last == origin.url("t.mp4").absoluteString)
+
+        // The token is kept (readable by its owner only) and used again: saved URLs still work.
+        let tokenFile = cache.path + "/proxy-token"
+        let mode = try FileManager.default.attributesOfItem(atPath: tokenFile)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        let (second, again, _) = try await startServe(["--cache-dir", cache.path])
+        #expect(again.split(separator: "/").last == base.split(separator: "/").last, "\(again) vs \(base)")
+        try await stop(second)
+        let chosen = "my-own-token-0123456789"
+        let (third, mine, _) = try await startServe(["--cache-dir", cache.path, "--token", chosen])
+        #expect(mine.hasSuffix("/\(chosen)/"))
+        try await stop(third)
+        let bad = try await CLI.run(["serve", "--token", "short", "--cache-dir", cache.path])
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("--token: the token must be 16 to 128 letters"), "\(bad.stderr)")
+        await origin.shutdown()
+    }
+
+    @Test(arguments: [SIGINT, SIGTERM]) func servesThenStopsCleanlyKeepingTheCache(signalNumber: Int32) async throws {
+        let origin = try await MediaOriginServer()
+        let cache = ScratchDirectory()
+        defer { cache.cleanup() }
+        let bytes = content(200_000)
+        origin.set(OriginResource(bytes: bytes, etag: "\"sv\""), at: "/s.mp4")
+        let (process, base, _) = try await startServe(["--cache-dir", cache.path])
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
         let encoded = origin.url("s.mp4").absoluteString.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
@@ -241,8 +319,8 @@ import Testing
         #expect(curl.stdout == Data(bytes[0..<100_000]))
         kill(process.processIdentifier, signalNumber)
         try await offPool { process.waitUntilExit() }
-        #expect(process.terminationReason == .exit)
-        #expect(process.terminationStatus == 0)
+        #expect(process.terminationReason == .exit, "a clean stop, not a death by signal")
+        #expect(process.terminationStatus == 128 + signalNumber, "the exit code a shell expects after that signal")
         let ls = try await CLI.run(["cache", "ls", "--json", "--cache-dir", cache.path])
         let entries = try #require(try JSONSerialization.jsonObject(with: ls.stdout) as? [[String: Any]])
         // Everything the client received was on disk and stays recorded (the rest of the block may or may not

@@ -57,6 +57,21 @@ import Testing
         await origin.shutdown()
     }
 
+    @Test func anOriginThatIgnoresRangesIsNamedAsTheReasonForTheExtraBytes() async throws {
+        let origin = try await MediaOriginServer()
+        let cache = ScratchDirectory()
+        defer { cache.cleanup() }
+        origin.set(OriginResource(bytes: MP4Fixture.file(duration: 10, payload: 2_000_000, moovAtEnd: true)), at: "/tail.mp4")
+        var faults = OriginFaults()
+        faults.ignoreRange = true
+        origin.setFaults(faults)
+        let result = try await CLI.run(
+            ["prefetch", origin.url("tail.mp4").absoluteString, "--seconds", "1", "--cache-dir", cache.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.text.contains("the origin ignores Range requests"), "\(result.text)")
+        await origin.shutdown()
+    }
+
     @Test func failuresAreReportedPerURLAndTheRestStillRuns() async throws {
         let origin = try await MediaOriginServer()
         let cache = ScratchDirectory()

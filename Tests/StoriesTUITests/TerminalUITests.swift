@@ -1,4 +1,6 @@
 import Foundation
+import MediaOrigin
+import MediaTestSupport
 import Testing
 
 /// Drives a private tmux server (its own socket, no config) holding one shell.
@@ -115,6 +117,33 @@ func terminalFlags(_ file: URL) throws -> Set<String> {
         try await inTmux("the terminal picture test", environment: "TERM=xterm-256color") { tmux, scratch in
             try await watchPicture(tmux, playlist: Self.repository.appendingPathComponent("assets/playlist.json"),
                 scratch: scratch)
+        }
+    }
+
+    @Test func onATerminalFetchKeepsBinaryOffItAndClearingEverythingAsks() async throws {
+        try await inTmux("the terminal safety test") { tmux, scratch in
+            let binary = try CLI.binary().path
+            let cache = "\(scratch.path)/safety-cache"
+            try await tmux.type("clear; '\(binary)' fetch http://127.0.0.1:9/v.mp4 --cache-dir '\(cache)'; echo \"exit=$?\"")
+            try await tmux.waitFor("fetch refusing the terminal") { screen in
+                screen.contains { $0.contains("not writing binary data to the terminal") }
+                    && screen.contains { $0.contains("exit=2") }
+            }
+            // A cache with something in it: clearing it all asks first, and "n" keeps it.
+            let origin = try await MediaOriginServer()
+            origin.set(OriginResource(bytes: content(10_000)), at: "/a.bin")
+            let fetched = try await CLI.run(
+                ["fetch", origin.url("a.bin").absoluteString, "--output", "\(scratch.path)/a.bin", "--cache-dir", cache])
+            #expect(fetched.status == 0, "\(fetched.stderr)")
+            try await tmux.type("clear; '\(binary)' cache clear --cache-dir '\(cache)'; echo \"exit=$?\"")
+            try await tmux.waitFor("the question") { $0.contains { $0.contains("remove all 1 cached resource") } }
+            try await tmux.type("n")
+            try await tmux.waitFor("nothing removed") { screen in
+                screen.contains { $0.contains("nothing removed") } && screen.contains { $0.contains("exit=1") }
+            }
+            let listed = try await CLI.run(["cache", "ls", "--json", "--cache-dir", cache])
+            #expect(listed.text.contains("a.bin"), "declining kept the cache")
+            await origin.shutdown()
         }
     }
 

@@ -124,7 +124,7 @@ func stripedFrame(width: Int, height: Int, even: (UInt8, UInt8, UInt8), odd: (UI
         var snapshot = midStory()
         snapshot.frame = twoToneFrame(width: 480, height: 270, top: (255, 0, 0), bottom: (0, 0, 255))
         let open = StoriesScreen(snapshot: snapshot, paneOpen: true)
-        #expect(StoriesRenderer.pictureBox(open, width: 120, height: 40)?.width == 120 - 49)
+        #expect(StoriesRenderer.pictureBox(open, width: 120, height: 40)?.width == 120 - 59 - 1, "the pane takes 59 columns at 120")
         #expect(StoriesRenderer.pictureBox(open, width: 80, height: 24) == nil)  // the pane covers the story
         #expect(StoriesRenderer.pictureBox(open, width: 40, height: 10) == nil)  // too small
     }

@@ -64,10 +64,10 @@ func row(_ grid: CellGrid, containing needle: String) -> Int? {
         #expect(grid.style(of: "PARTIAL", row: 1) == CellStyle(color: .yellow, bold: true, reverse: true))
         #expect(row(grid, containing: "▶ Playing") != nil)
         let cached = try #require(row(grid, containing: "Cached"))
-        let map = lines[cached].dropFirst(10).prefix(39)
-        #expect(map.prefix(19).allSatisfy { $0 == "█" } && map.suffix(19).allSatisfy { $0 == "░" })
-        #expect(lines[cached].hasSuffix("500 B of 1.0 kB (50%)"))
-        #expect(lines[cached - 1].contains("1.2 s ahead"))
+        let map = lines[cached].dropFirst(10).prefix(47)
+        #expect(map.prefix(23).allSatisfy { $0 == "█" } && map.suffix(23).allSatisfy { $0 == "░" })
+        #expect(lines[cached].hasSuffix(" 50% of 1.0 kB"))
+        #expect(lines[cached - 1].contains("1.2 s of 2.5 s ahead"))
         #expect(lines[cached + 1].contains("412 ms") && lines[cached + 1].contains("Stalls 1 (0.4 s)"))
     }
 
@@ -85,7 +85,7 @@ func row(_ grid: CellGrid, containing needle: String) -> Int? {
             && lines[header + 1].contains("100% HIT"))
         #expect(lines[header + 2].contains("▶  Mandelbrot zoom") && lines[header + 2].contains("50% PART"))
         #expect(lines[header + 3].contains("3  Game of life") && lines[header + 3].contains("20% PRELOADING 40%"))
-        #expect(lines.contains { $0.contains("Hit ratio") && $0.contains("75% of bytes played") })
+        #expect(lines.contains { $0.contains("Hit ratio") && $0.contains("75% saved/(saved+origin)") })
         #expect(lines.contains { $0.contains("Bytes saved") && $0.contains("300 B") })
         #expect(lines.contains { $0.contains("Origin bytes") && $0.contains("100 B") })
         #expect(lines.contains { $0.contains("Disk") && $0.contains("4.0 kB / 300.0 MB") })

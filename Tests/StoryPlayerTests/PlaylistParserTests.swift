@@ -26,6 +26,14 @@ import Testing
         #expect(playlist.hasLocalStories)
     }
 
+    @Test func blankTitlesFallBackToTheIdAndTheFileName() throws {
+        let playlist = try parse("""
+            { "title": "  ", "stories": [ { "id": "intro", "title": "", "url": "https://cdn.example.com/a.mp4" } ] }
+            """)
+        #expect(playlist.title == "playlist")
+        #expect(playlist.stories[0].title == "intro")
+    }
+
     static let malformed: [(String, String)] = [
         ("", "playlist.json: is not valid JSON"),
         ("not json", "playlist.json: is not valid JSON"),

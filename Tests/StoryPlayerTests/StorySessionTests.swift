@@ -36,7 +36,7 @@ import Testing
             case .storyStart(_, let id, _, _): return "start \(id)"
             case .storyEnd(let id, let count, _, _, _, _): return "end \(id) \(count)"
             case .skipped(_, let id, _, _): return "skip \(id)"
-            case .playlistEnd(let played, let skipped): return "done \(played) \(skipped)"
+            case .playlistEnd(let summary): return "done \(summary.finished) \(summary.skipped)"
             default: return nil
             }
         }

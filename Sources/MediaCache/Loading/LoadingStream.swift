@@ -34,6 +34,7 @@ public struct LoadingStream: AsyncSequence, Sendable {
         private var delivered: Int64 = 0
         private var cacheBytes: Int64 = 0
         private var originBytes: Int64 = 0
+        private var savedBytes: Int64 = 0
         private var passthrough: HTTPClientBodyReader?
         /// Set once the request has finished.
         public private(set) var report: RequestReport?
@@ -195,9 +196,11 @@ public struct LoadingStream: AsyncSequence, Sendable {
         }
 
         private func deliver(_ bytes: [UInt8], at range: ByteRange) -> LoadedChunk {
-            let fromCache = initiallyCached.present(in: range).reduce(Int64(0)) { $0 + Int64($1.count) }
+            let cachedParts = initiallyCached.present(in: range)
+            let fromCache = cachedParts.reduce(Int64(0)) { $0 + Int64($1.count) }
             cacheBytes += fromCache
             originBytes += Int64(bytes.count) - fromCache
+            if !request.isPreload { savedBytes += loader.traffic.saved(cachedParts, for: key) }
             delivered += Int64(bytes.count)
             currentOffset = range.upperBound
             deliveredSinceFailure += Int64(bytes.count)
@@ -232,7 +235,7 @@ public struct LoadingStream: AsyncSequence, Sendable {
             started = false
             let report = RequestReport(
                 key: key, url: request.url.absoluteString, offset: request.requestedOffset, length: delivered,
-                cacheBytes: cacheBytes, originBytes: originBytes)
+                cacheBytes: cacheBytes, originBytes: originBytes, savedBytes: savedBytes, isPreload: request.isPreload)
             self.report = report
             // A request that failed before any byte went out has no outcome to count.
             if !failed || delivered > 0 { loader.record(report) }

@@ -134,6 +134,8 @@ extension MediaLoader {
                     unproven = ByteRangeSet()
                 }
             }
+            // Counted before the bytes become readable, so no reader can take them for bytes it did not wait for.
+            traffic.downloaded(writeOffset..<(writeOffset + usable), for: key)
             let stored: Bool
             do {
                 stored = try buffer.withUnsafeReadableBytes { bytes in

@@ -60,6 +60,9 @@ public struct LoadingRequest: Sendable, Equatable {
     /// The version the caller already described to its own client (length and validators, e.g. a proxy's
     /// response headers): bytes of any other version fail with `resourceChanged` before the first is delivered.
     public var expectedVersion: ResourceMetadata?
+    /// Fetched ahead of playback (a preload): what it downloads counts as downloaded when a player first reads
+    /// it, not as saved by the cache, and it is not a played request in `LoaderMetrics`.
+    public var isPreload = false
 
     /// Creates a request.
     public init(url: URL, cacheKey: CacheKey? = nil, requestedOffset: Int64 = 0, requestedLength: Int64? = nil) {
@@ -207,11 +210,20 @@ public final class MediaLoader: Sendable {
             SystemCalls.closeDescriptor(file.descriptor)
             return nil
         }
+        let count = Int64(range.count)
         record(
             RequestReport(
-                key: key, url: url.absoluteString, offset: range.lowerBound, length: Int64(range.count),
-                cacheBytes: Int64(range.count), originBytes: 0))
+                key: key, url: url.absoluteString, offset: range.lowerBound, length: count, cacheBytes: count,
+                originBytes: 0, savedBytes: traffic.saved([range], for: key)))
         return file.descriptor
+    }
+
+    /// Runs `body` as one viewing of `key` (a player showing a story): bytes downloaded during it, or by a preload
+    /// before it, are not counted as saved when it reads them again; once it ends, they are (see `LoaderMetrics`).
+    public func viewing<T: Sendable>(key: CacheKey, _ body: () async throws -> T) async rethrows -> T {
+        traffic.adjust(key, viewing: true, by: 1)
+        defer { traffic.adjust(key, viewing: true, by: -1) }
+        return try await body()
     }
 
     /// Requests sent, bytes received and request outcomes in this session.
@@ -222,6 +234,10 @@ public final class MediaLoader: Sendable {
     public func streamThroughReason(_ key: CacheKey) -> String? {
         coordinator.planner(key) { $0.streamThroughReason }
     }
+
+    /// True when the origin of `key` answered a range request with the whole body (it ignores `Range`): bytes
+    /// past what is wanted then have to be downloaded from the start.
+    public func originIgnoresRanges(_ key: CacheKey) -> Bool { coordinator.planner(key) { $0.originIgnoresRange } }
 
     /// True when the last attempt to reach the origin for `key` failed (cached bytes are served regardless).
     public func isOffline(_ key: CacheKey) -> Bool { coordinator.planner(key) { $0.offline } }
@@ -251,6 +267,10 @@ public struct RequestReport: Sendable, Equatable {
     public var cacheBytes: Int64
     /// Delivered bytes that came from the origin.
     public var originBytes: Int64
+    /// Of `cacheBytes`, those the cache saved a download of (see `LoaderMetrics.cacheBytes`).
+    public var savedBytes: Int64 = 0
+    /// The request was a preload.
+    public var isPreload = false
 
     /// HIT, PARTIAL or MISS.
     public var outcome: CacheOutcome {

@@ -32,10 +32,10 @@ public enum OriginError: Error, Equatable, Sendable, CustomStringConvertible {
 
     private var rawDescription: String {
         switch self {
-        case .unreachable(let url, let reason): return "\(url): origin unreachable (\(reason))"
+        case .unreachable(let url, let reason): return "\(url): origin unreachable: \(reason)"
         case .httpStatus(let url, let status, let reason): return "\(url): origin answered \(status) \(reason)"
         case .timeout(let url): return "\(url): origin stopped sending (read timeout)"
-        case .connectionLost(let url, let reason): return "\(url): connection lost mid-transfer (\(reason))"
+        case .connectionLost(let url, let reason): return "\(url): connection lost mid-transfer: \(reason)"
         case .badContentRange(let url, let header):
             return "\(url): origin sent an invalid Content-Range (\(header ?? "none"))"
         case .rangeNotSatisfiable(let url, let length):

@@ -138,7 +138,7 @@ final class OriginFetcher: Sendable {
     /// Maps a client error to `OriginError`.
     static func map(_ error: any Error, url: URL, beforeResponse: Bool) -> any Error {
         if error is OriginError || error is CancellationError || error is CacheError { return error }
-        let text = String(describing: error)
+        let text = NetworkFailure.reason(error, url: url)
         if let client = error as? HTTPClientError {
             switch client {
             case .readTimeout: return OriginError.timeout(url: url.absoluteString)

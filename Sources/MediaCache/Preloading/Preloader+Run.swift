@@ -8,7 +8,11 @@ extension Preloader {
     ) async throws -> PreloadProgress {
         let store = loader.store
         store.pin(target.key)
-        defer { store.unpin(target.key) }
+        loader.traffic.adjust(target.key, viewing: false, by: 1)
+        defer {
+            store.unpin(target.key)
+            loader.traffic.adjust(target.key, viewing: false, by: -1)
+        }
         if gated {
             if isPaused { onProgress(PreloadProgress(phase: .paused)) }
             try await waitForGate(target.key)
@@ -22,9 +26,11 @@ extension Preloader {
         if case .seconds(let seconds) = target.amount, let planner {
             let loader = loader
             planned = await planner.ranges(forFirst: seconds, length: length) { range in
-                try await loader.data(
-                    LoadingRequest(url: target.url, cacheKey: target.key, requestedOffset: range.lowerBound,
-                        requestedLength: Int64(range.count)))
+                var request = LoadingRequest(
+                    url: target.url, cacheKey: target.key, requestedOffset: range.lowerBound,
+                    requestedLength: Int64(range.count))
+                request.isPreload = true
+                return try await loader.data(request)
             }
         }
         let needed = PreloadPlan.ranges(
@@ -80,6 +86,7 @@ extension Preloader {
                 requestedLength: Int64(slice.count))
             // Paused for playback: the link is needed now, not the rest of the block.
             request.finishesBlockWhenAbandoned = false
+            request.isPreload = true
             let stream = loader.load(request)
             for try await _ in stream { onChunk() }
         }

@@ -12,9 +12,9 @@ public struct CacheStats: Sendable, Equatable, Codable {
     public var completeBytes: Int64
     /// Number of completely cached resources.
     public var completeEntries: Int
-    /// Cumulative bytes fetched from origins.
+    /// Cumulative bytes received from origins (`LoaderMetrics.originBytesReceived`, over every run).
     public var originBytes: Int64
-    /// Cumulative bytes served from disk.
+    /// Cumulative bytes saved (`LoaderMetrics.cacheBytes`, over every run).
     public var cacheHitBytes: Int64
     /// The partial-data budget.
     public var partialByteLimit: Int64
@@ -22,6 +22,33 @@ public struct CacheStats: Sendable, Equatable, Codable {
     public var completeByteLimit: Int64
     /// The cache directory.
     public var directory: String
+    /// Seconds a partly cached resource may go unplayed.
+    public var partialMaxAge: TimeInterval = 0
+    /// Seconds a completely cached resource may go unplayed.
+    public var completeMaxAge: TimeInterval = 0
+    /// Most resources kept, if limited.
+    public var maxEntries: Int?
+    /// Free disk space eviction keeps (0: not checked).
+    public var minimumFreeDiskBytes: Int64 = 0
+
+    /// The figures of a cache that holds nothing (e.g. one whose directory does not exist yet).
+    public static func empty(directory: URL, configuration: CacheConfiguration) -> CacheStats {
+        var stats = CacheStats(
+            entries: 0, storedBytes: 0, partialBytes: 0, completeBytes: 0, completeEntries: 0, originBytes: 0,
+            cacheHitBytes: 0, partialByteLimit: configuration.partialByteLimit,
+            completeByteLimit: configuration.completeByteLimit, directory: directory.path)
+        stats.setBudgets(configuration)
+        return stats
+    }
+
+    mutating func setBudgets(_ configuration: CacheConfiguration) {
+        partialByteLimit = configuration.partialByteLimit
+        completeByteLimit = configuration.completeByteLimit
+        partialMaxAge = configuration.partialMaxAge
+        completeMaxAge = configuration.completeMaxAge
+        maxEntries = configuration.maxEntries
+        minimumFreeDiskBytes = configuration.minimumFreeDiskBytes
+    }
 }
 
 extension CacheStore {
@@ -53,13 +80,15 @@ extension CacheStore {
         try flushTraffic()
         let totals = try index.totals()
         return state.withLockedValue { s in
-            CacheStats(
+            var stats = CacheStats(
                 entries: s.entries.count, storedBytes: s.partialBytes + s.completeBytes, partialBytes: s.partialBytes,
                 completeBytes: s.completeBytes,
                 completeEntries: s.entries.values.filter { $0.info.state == .complete }.count,
                 originBytes: totals.originBytes, cacheHitBytes: totals.cacheHitBytes,
                 partialByteLimit: configuration.partialByteLimit, completeByteLimit: configuration.completeByteLimit,
                 directory: directory.path)
+            stats.setBudgets(configuration)
+            return stats
         }
     }
 

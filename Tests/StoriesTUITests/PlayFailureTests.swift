@@ -1,0 +1,90 @@
+import Foundation
+import MediaOrigin
+import MediaTestSupport
+import Testing
+
+/// A story that cannot play is reported as a failure everywhere, and the run says what it did when it ends.
+@Suite struct PlayFailureTests {
+    private func playlist(in folder: ScratchDirectory, origin: MediaOriginServer) throws -> String {
+        try FileManager.default.createDirectory(at: folder.url, withIntermediateDirectories: true)
+        origin.set(OriginResource(bytes: MP4Fixture.file(duration: 1, payload: 20_000)), at: "/good.mp4")
+        let json = """
+            {"title": "Mixed", "stories": [
+              {"id": "good", "title": "Good", "url": "\(origin.url("good.mp4").absoluteString)"},
+              {"id": "gone", "title": "Gone", "url": "\(origin.url("gone.mp4").absoluteString)"}
+            ]}
+            """
+        let path = folder.url.appendingPathComponent("playlist.json").path
+        try json.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test func headlessRunsCountFailuresAndExitNonZero() async throws {
+        let origin = try await MediaOriginServer()
+        let folder = ScratchDirectory()
+        defer { folder.cleanup() }
+        let path = try playlist(in: folder, origin: origin)
+        let result = try await CLI.run(
+            ["play", path, "--headless", "--no-video", "--speed", "10", "--cache-dir", folder.path + "/cache"])
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("1 story could not play"), "\(result.stderr)")
+        let end = try #require(result.text.split(separator: "\n").last)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(end.utf8)) as? [String: Any])
+        #expect(json["event"] as? String == "playlist_end")
+        #expect(json["played"] as? Int == 1)
+        #expect(json["failed"] as? Int == 1)
+        await origin.shutdown()
+    }
+
+    @Test func theTextReportEndsWithASummary() async throws {
+        let origin = try await MediaOriginServer()
+        let folder = ScratchDirectory()
+        defer { folder.cleanup() }
+        let path = try playlist(in: folder, origin: origin)
+        let result = try await CLI.run(["play", path, "--no-video", "--speed", "10", "--cache-dir", folder.path + "/cache"])
+        #expect(result.status == 1)
+        let lines = result.text.split(separator: "\n").map(String.init)
+        #expect(lines.contains("done: 1 played, 0 skipped, 1 failed"), "\(lines)")
+        let summary = try #require(lines.last)
+        #expect(summary.hasPrefix("1 story watched, 1 failed · "), "\(summary)")
+        #expect(summary.contains("saved by the cache") && summary.contains("from the origin") && summary.hasSuffix("no stalls"))
+        await origin.shutdown()
+    }
+
+    @Test(arguments: [SIGINT, SIGTERM]) func aSignalStopsPlayWithTheCodeAShellExpects(signalNumber: Int32) async throws {
+        let cache = ScratchDirectory()
+        defer { cache.cleanup() }
+        let process = Process()
+        process.executableURL = try CLI.binary()
+        process.arguments = ["play", HeadlessPlayTests.playlistPath, "--headless", "--no-video", "--cache-dir", cache.path]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Once it is playing (its first event is out), stop it.
+        _ = try await offPool { out.fileHandleForReading.availableData }
+        kill(process.processIdentifier, signalNumber)
+        try await offPool { process.waitUntilExit() }
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == 128 + signalNumber)
+    }
+}
+
+/// Small things a new user tries first.
+@Suite struct FirstStepsTests {
+    @Test func versionAndLookingAtACacheThatDoesNotExistYet() async throws {
+        let version = try await CLI.run(["--version"])
+        #expect(version.status == 0)
+        #expect(version.text.hasPrefix("stories-tui "), "\(version.text)")
+        let scratch = ScratchDirectory()
+        defer { scratch.cleanup() }
+        let missing = scratch.path + "/not-yet"
+        let stats = try await CLI.run(["cache", "stats", "--json", "--cache-dir", missing])
+        #expect(stats.status == 0, "\(stats.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: stats.stdout) as? [String: Any])
+        #expect(json["entries"] as? Int == 0)
+        let listed = try await CLI.run(["cache", "ls", "--cache-dir", missing])
+        #expect(listed.text.hasPrefix("the cache is empty"))
+        #expect(!FileManager.default.fileExists(atPath: missing), "looking created the directory")
+    }
+}
