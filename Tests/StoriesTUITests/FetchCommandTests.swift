@@ -254,8 +254,19 @@ import Testing
         return (process, String(firstLine.dropFirst("proxy listening on ".count)), err)
     }
 
+    /// Stops `serve` with SIGINT; one that does not exit within a minute is a failure (and is killed).
     private func stop(_ process: Process) async throws {
         kill(process.processIdentifier, SIGINT)
+        try await waitForExit(process)
+    }
+
+    private func waitForExit(_ process: Process) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        if process.isRunning {
+            Issue.record("serve did not stop within a minute of its signal")
+            kill(process.processIdentifier, SIGKILL)
+        }
         try await offPool { process.waitUntilExit() }
     }
 
@@ -272,10 +283,10 @@ import Testing
 
         let (first, base, err) = try await startServe(["--cache-dir", cache.path, "--access-log", logPath])
         let ranged = try await CLI.runTool(
-            "/usr/bin/env", ["curl", "-s", "-o", "/dev/null", "-H", "Range: bytes=0-99999", base + "media?url=" + encoded])
+            "/usr/bin/env", ["curl", "-s", "--max-time", "60", "-o", "/dev/null", "-H", "Range: bytes=0-99999", base + "media?url=" + encoded])
         #expect(ranged.status == 0)
         // A client that leaves mid-body (a player seeking away) is routine, not a warning.
-        _ = try await CLI.runTool("/usr/bin/env", ["sh", "-c", "curl -s '\(base)media?url=\(encoded)' | head -c 1000 >/dev/null"])
+        _ = try await CLI.runTool("/usr/bin/env", ["sh", "-c", "curl -s --max-time 60 '\(base)media?url=\(encoded)' | head -c 1000 >/dev/null"])
         try await stop(first)
         let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(!stderr.contains("warning") && !stderr.contains("failed mid-body"), "\(stderr)")
@@ -315,10 +326,10 @@ import Testing
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
         let encoded = origin.url("s.mp4").absoluteString.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
-        let curl = try await CLI.runTool("/usr/bin/env", ["curl", "-s", "-H", "Range: bytes=0-99999", base + "media?url=" + encoded])
+        let curl = try await CLI.runTool("/usr/bin/env", ["curl", "-s", "--max-time", "60", "-H", "Range: bytes=0-99999", base + "media?url=" + encoded])
         #expect(curl.stdout == Data(bytes[0..<100_000]))
         kill(process.processIdentifier, signalNumber)
-        try await offPool { process.waitUntilExit() }
+        try await waitForExit(process)
         #expect(process.terminationReason == .exit, "a clean stop, not a death by signal")
         #expect(process.terminationStatus == 128 + signalNumber, "the exit code a shell expects after that signal")
         let ls = try await CLI.run(["cache", "ls", "--json", "--cache-dir", cache.path])
