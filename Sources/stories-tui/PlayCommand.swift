@@ -90,6 +90,11 @@ struct PlayCommand: AsyncParsableCommand {
                     workHandle.cancel()
                 }
             }
+            // Watching for signals before anything is shown: a signal right after the first line still stops cleanly.
+            let signals = SignalWatcher {
+                stop.raise()
+                if !interactive { workHandle.cancel() }
+            }
             let work = Task { () -> PlaylistSummary in
                 if headless {
                     return try await session.runHeadless { event in emitLine(event.jsonLine) }
@@ -102,10 +107,6 @@ struct PlayCommand: AsyncParsableCommand {
                 }
             }
             workHandle.set(work)
-            let signals = SignalWatcher {
-                stop.raise()
-                if !interactive { work.cancel() }
-            }
             let result = await work.result
             signals.stop()
             await loader.shutdown()

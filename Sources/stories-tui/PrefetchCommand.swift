@@ -62,6 +62,8 @@ struct PrefetchCommand: AsyncParsableCommand {
             configuration.sliceBytes = 1 << 20
             let preloader = Preloader(loader: loader, configuration: configuration, planner: MP4PreloadPlanning())
             let progress = ProgressLine(enabled: isatty(STDERR_FILENO) == 1)
+            let workHandle = TaskHandle()
+            let signals = SignalWatcher { workHandle.cancel() }
             let work = Task { () -> Int in
                 var failures = 0
                 for (index, target) in targets.enumerated() {
@@ -89,7 +91,7 @@ struct PrefetchCommand: AsyncParsableCommand {
                 }
                 return failures
             }
-            let signals = SignalWatcher { work.cancel() }
+            workHandle.set(work)
             let failures = await work.value
             signals.stop()
             await loader.shutdown()

@@ -68,10 +68,11 @@ struct ServeCommand: AsyncParsableCommand {
                 }
                 throw CLIFailure(message: "serve: \(error)", exitCode: 1)
             }
-            // Nobody reading the first line is no reason to stop serving.
-            try? StandardStreams.printOut("proxy listening on \(proxy.baseURL)")
+            // Signals are watched before the first line goes out, so one sent right after it stops cleanly.
             let (stop, continuation) = AsyncStream<Void>.makeStream()
             let watcher = SignalWatcher { continuation.finish() }
+            // Nobody reading the first line is no reason to stop serving.
+            try? StandardStreams.printOut("proxy listening on \(proxy.baseURL)")
             for await _ in stop {}
             watcher.stop()
             await proxy.shutdown()

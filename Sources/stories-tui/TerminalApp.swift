@@ -19,7 +19,7 @@ final class TaskHandle: Sendable {
     private let cancelTask = NIOLockedValueBox<(@Sendable () -> Void)?>(nil)
     private let cancelled = Atomic<Bool>(false)
     /// Remembers `task`, cancelling it at once when `cancel` came first.
-    func set<Success: Sendable>(_ task: Task<Success, any Error>) {
+    func set<Success: Sendable, Failure: Error>(_ task: Task<Success, Failure>) {
         cancelTask.withLockedValue { $0 = { task.cancel() } }
         if cancelled.load(ordering: .relaxed) { task.cancel() }
     }
