@@ -129,11 +129,13 @@ public struct PlaylistSummary: Sendable, Equatable {
     public var failed = 0
     /// Stories passed over because they reached their view limit.
     public var skipped = 0
-    /// Stalls, and seconds spent stalled.
+    /// Stalls.
     public var stalls = 0
+    /// Seconds spent stalled.
     public var stallSeconds = 0.0
-    /// Bytes saved by the cache and bytes received from the origin, as `LoaderMetrics` defines them.
+    /// Bytes saved by the cache, as `LoaderMetrics.cacheBytes` defines them.
     public var cacheBytes: Int64 = 0
+    /// Bytes received from the origin, as `LoaderMetrics.originBytesReceived` defines them.
     public var originBytes: Int64 = 0
 
     /// An empty summary.
