@@ -68,9 +68,9 @@ import Glibc
         let generation = try #require(store).generation(for: "a", length: 10_000)
         try #require(store).writePattern("a", generation: generation, 0..<5_000)
         try #require(store).commit(key: testKey("a"))
+        let path = try #require(store).dataPath(testKey("a"))
         try store?.close()
         store = nil
-        let path = dir.url.appendingPathComponent("temp").appendingPathComponent(testKey("a").hex).path
         try FileManager.default.removeItem(atPath: path)
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
         // At open: the entry is dropped, the directory removed.
@@ -82,7 +82,7 @@ import Glibc
         let g2 = try reopened.generation(for: "b", length: 10_000)
         #expect(try reopened.writePattern("b", generation: g2, 0..<1_000))
         try reopened.commit(key: testKey("b"))
-        let pathB = dir.url.appendingPathComponent("temp").appendingPathComponent(testKey("b").hex).path
+        let pathB = try reopened.dataPath(testKey("b"))
         try FileManager.default.removeItem(atPath: pathB)
         try FileManager.default.createDirectory(atPath: pathB, withIntermediateDirectories: false)
         try reopened.close()
@@ -140,7 +140,7 @@ import Glibc
         let names = try FileManager.default.contentsOfDirectory(atPath: dir.url.path)
         #expect(!names.contains { $0.contains("corrupt") })
         let media = try FileManager.default.contentsOfDirectory(atPath: dir.url.appendingPathComponent("media").path)
-        #expect(media == [testKey("a").hex])
+        #expect(media == ["\(testKey("a").hex).\(readOnly.info(for: testKey("a"))?.generation ?? -1)"])
         // Once the obstacle is gone, everything is still there.
         try FileManager.default.removeItem(atPath: indexPath + "-wal")
         let reopened = try CacheStore(directory: dir.url, configuration: testConfiguration())
@@ -180,7 +180,10 @@ import Glibc
         let key = CacheKey(url: URL(string: "http://alice:secret@127.0.0.1/a.mp4")!)
         _ = try store.prepare(
             key: key, metadata: ResourceMetadata(url: "http://alice:secret@127.0.0.1/a.mp4", contentLength: 10))
-        try store.write(key: key, generation: 0, offset: 0, bytes: [UInt8](repeating: 1, count: 10))
+        guard case .cacheable(let generation, _) = try store.prepare(
+            key: key, metadata: ResourceMetadata(url: "http://alice:secret@127.0.0.1/a.mp4", contentLength: 10))
+        else { throw CacheError.notCached(key) }
+        try store.write(key: key, generation: generation, offset: 0, bytes: [UInt8](repeating: 1, count: 10))
         try store.close()
         #expect(store.info(for: key)?.metadata.url == "http://127.0.0.1/a.mp4")
         for name in ["index.sqlite", "index.sqlite-wal", "index.sqlite-shm", "lock"] {

@@ -28,7 +28,8 @@ import Testing
         #expect(try store.read(key: testKey("a.mp4"), range: 700_000..<800_000) == pattern(700_000..<800_000))
         #expect(!store.recovery.repairedAnything)
         // The sparse file only exists in temp/ while partial.
-        #expect(FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("temp/\(info.key.hex)").path))
+        #expect(try store.dataPath(info.key).hasPrefix(dir.url.appendingPathComponent("temp").path))
+        #expect(FileManager.default.fileExists(atPath: try store.dataPath(info.key)))
     }
 
     @Test func completeResourceMovesToMediaAndStaysComplete() throws {
@@ -40,8 +41,8 @@ import Testing
         try store.writePattern("b.mp4", generation: generation, 0..<200_000)
         let key = testKey("b.mp4")
         #expect(store.info(for: key)?.state == .complete)
-        #expect(FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("media/\(key.hex)").path))
-        #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("temp/\(key.hex)").path))
+        #expect(FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("media/\(key.hex).\(generation)").path))
+        #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("temp/\(key.hex).\(generation)").path))
         #expect(try store.read(key: key, range: 0..<300_000) == pattern(0..<300_000))
         let stats = try store.stats()
         #expect(stats.completeBytes == 300_000)
@@ -90,14 +91,18 @@ import Testing
         #expect(try store.stats().storedBytes == 100)
     }
 
-    @Test func directoryIsPrivateAndLockedAgainstASecondStore() throws {
+    @Test func directoryIsPrivateAndASecondStoreSharesIt() throws {
         let dir = TemporaryDirectory()
         defer { dir.cleanup() }
         let store = try CacheStore(directory: dir.url, configuration: testConfiguration())
         let attributes = try FileManager.default.attributesOfItem(atPath: dir.url.path)
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o700)
-        #expect(throws: CacheError.self) { try CacheStore(directory: dir.url, configuration: testConfiguration()) }
-        withExtendedLifetime(store) {}
+        let second = try CacheStore(directory: dir.url, configuration: testConfiguration())
+        let generation = try store.generation(for: "s", length: 100)
+        try store.writePattern("s", generation: generation, 0..<100)
+        #expect(try second.read(key: testKey("s"), range: 0..<100) == pattern(0..<100))
+        try second.close()
+        try store.close()
     }
 
     @Test func removeAndClearGoThroughTrashAndKeepTotals() throws {

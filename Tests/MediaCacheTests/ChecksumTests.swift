@@ -54,7 +54,7 @@ import Testing
         #expect(try await h.read("v.mp4") == bytes)
         let key = CacheKey(url: h.url("v.mp4"))
         try await h.restart()
-        try scribble(h.dir.url.appendingPathComponent("media/\(key.hex)").path, at: 300_000, [1, 2, 3, 4])
+        try scribble(try h.store.dataPath(key), at: 300_000, [1, 2, 3, 4])
         await h.origin.resetCounters()
         #expect(try await h.read("v.mp4") == bytes)
         // Only the bad block went over the network again.
@@ -75,7 +75,7 @@ import Testing
         #expect(try await h.read("v.mp4") == bytes)
         let key = CacheKey(url: h.url("v.mp4"))
         try await h.restart()
-        try scribble(h.dir.url.appendingPathComponent("media/\(key.hex)").path, at: 150_000, [0, 0, 0, 0])
+        try scribble(try h.store.dataPath(key), at: 150_000, [0, 0, 0, 0])
         #expect(h.store.openCompleteFile(for: key) == nil)
         #expect(h.store.info(for: key)?.state == .partial)
         #expect(h.store.availableRanges(for: key) == ByteRangeSet([0..<131_072, 196_608..<200_000]))
@@ -89,8 +89,9 @@ import Testing
         let generation = try store.generation(for: "p.mp4", length: 1_000_000)
         try store.writePattern("p.mp4", generation: generation, 0..<400_000)
         try store.commit(key: testKey("p.mp4"))
+        let path = try store.dataPath(testKey("p.mp4"))
         try store.close()
-        try scribble(dir.url.appendingPathComponent("temp/\(testKey("p.mp4").hex)").path, at: 70_000, [9])
+        try scribble(path, at: 70_000, [9])
         store = try CacheStore(directory: dir.url, configuration: testConfiguration())
         #expect(try store.read(key: testKey("p.mp4"), range: 0..<65_536) == pattern(0..<65_536))
         #expect(throws: CacheError.corruptData(testKey("p.mp4"), 65_536..<131_072)) {

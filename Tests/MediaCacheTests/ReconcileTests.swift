@@ -9,22 +9,24 @@ import Glibc
 #endif
 
 @Suite struct ReconcileTests {
-    @Test func rangesPastTheFileEndAreDroppedAtOpen() throws {
+    @Test func rangesPastTheFileEndAreDroppedWhenFirstUsed() throws {
         let dir = TemporaryDirectory()
         defer { dir.cleanup() }
         let key = testKey("t.mp4")
+        let path: String
         do {
             let store = try CacheStore(directory: dir.url, configuration: testConfiguration())
             let generation = try store.generation(for: "t.mp4", length: 10_000)
             try store.writePattern("t.mp4", generation: generation, 0..<1_000)
             try store.writePattern("t.mp4", generation: generation, 4_000..<6_000)
+            path = try store.dataPath(key)
             try store.close()
         }
         // Simulate a file that lost its tail (e.g. restored from an older backup).
-        #expect(truncate(dir.url.appendingPathComponent("temp/\(key.hex)").path, 5_000) == 0)
+        #expect(truncate(path, 5_000) == 0)
         let store = try CacheStore(directory: dir.url, configuration: testConfiguration())
-        #expect(store.recovery.rangesClamped == 1)
         #expect(store.availableRanges(for: key).ranges == [0..<1_000, 4_000..<5_000])
+        #expect(store.recovery.rangesClamped == 1)
         #expect(try store.read(key: key, range: 4_000..<5_000) == pattern(4_000..<5_000))
         try store.close()
         // The repair was recorded: a third open finds nothing to fix.
@@ -32,23 +34,34 @@ import Glibc
         #expect(!reopened.recovery.repairedAnything)
     }
 
-    @Test func orphanFilesAndRowsWithoutFilesAreRemoved() throws {
+    /// The sweep runs once a day, and after a crash (see `sigkillMidWriteNeverLeavesWrongBytes`).
+    @Test func orphanFilesAndRowsWithoutFilesAreRemovedByTheDailySweep() throws {
         let dir = TemporaryDirectory()
         defer { dir.cleanup() }
+        let clock = ManualClock()
+        let configuration = testConfiguration { $0.partialMaxAge = 30 * 86_400 }
         do {
-            let store = try CacheStore(directory: dir.url, configuration: testConfiguration())
+            let store = try CacheStore(directory: dir.url, configuration: configuration, now: clock.closure)
             for name in ["keep", "lose"] {
                 let generation = try store.generation(for: name, length: 100)
                 try store.writePattern(name, generation: generation, 0..<50)
             }
+            unlink(try store.dataPath(testKey("lose")))
             try store.close()
         }
-        unlink(dir.url.appendingPathComponent("temp/\(testKey("lose").hex)").path)
-        let strays = ["temp/\(CacheKey(custom: "stray").hex)", "media/\(CacheKey(custom: "stray2").hex)", "media/notes.txt"]
+        let strays = [
+            "temp/\(CacheKey(custom: "stray").hex).7", "media/\(CacheKey(custom: "stray2").hex)", "media/notes.txt",
+        ]
         for stray in strays {
             #expect(FileManager.default.createFile(atPath: dir.url.appendingPathComponent(stray).path, contents: Data([1, 2, 3])))
         }
-        let store = try CacheStore(directory: dir.url, configuration: testConfiguration())
+        // Within a day of the last sweep, a clean cache opens without listing its folders.
+        clock.advance(by: 3_600)
+        let early = try CacheStore(directory: dir.url, configuration: configuration, now: clock.closure)
+        #expect(early.recovery.orphanFilesRemoved == 0)
+        try early.close()
+        clock.advance(by: CacheStore.sweepInterval)
+        let store = try CacheStore(directory: dir.url, configuration: configuration, now: clock.closure)
         #expect(store.recovery.rowsWithoutFileDropped == 1)
         #expect(store.recovery.orphanFilesRemoved == 3)
         #expect(store.allResources().map(\.key) == [testKey("keep")])

@@ -1,5 +1,5 @@
 import Foundation
-import MediaCache
+@testable import MediaCache
 import MediaTestSupport
 import NIOConcurrencyHelpers
 
@@ -59,6 +59,12 @@ extension CacheStore {
             key: testKey(name), metadata: testMetadata(name, length: length, etag: etag))
         else { throw CacheError.io("\(name) not cacheable") }
         return generation
+    }
+
+    /// The data file of `key`'s current entry (named by key and generation, in `temp/` or `media/`).
+    func dataPath(_ key: CacheKey) throws -> String {
+        guard let info = info(for: key) else { throw CacheError.notCached(key) }
+        return path(for: key, generation: info.generation, state: info.state)
     }
 
     /// Writes the pattern bytes of `range` for `name`.

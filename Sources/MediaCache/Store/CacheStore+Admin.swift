@@ -57,7 +57,7 @@ extension CacheStore {
     public func remove(key: CacheKey) throws -> Bool {
         try state.withLockedValue { s in
             if s.uncacheable.removeValue(forKey: key) != nil { try index.setUncacheable(key, reason: nil) }
-            guard s.entries[key] != nil else { return false }
+            guard entryLocked(&s, key) != nil else { return false }
             try discardLocked(&s, key)
             return true
         }
@@ -65,28 +65,35 @@ extension CacheStore {
 
     /// Removes every resource; cumulative traffic totals are kept.
     public func removeAll() throws {
+        let keys = try index.keysGenerationsAndStates().keys
         try state.withLockedValue { s in
-            for key in Array(s.entries.keys) { try discardLocked(&s, key) }
+            for key in keys { try discardLocked(&s, key) }
             try index.deleteEverything()
+            for key in Array(s.entries.keys) { forgetLocked(&s, key) }
             s.uncacheable.removeAll()
         }
     }
 
-    /// Bytes stored now, partial and complete (cheap: no index query).
-    public var storedBytes: Int64 { state.withLockedValue { $0.partialBytes + $0.completeBytes } }
+    /// Bytes stored now, partial and complete (one small index read at most).
+    public var storedBytes: Int64 {
+        state.withLockedValue { s in
+            let usage = usageLocked(&s)
+            return usage.partialBytes + usage.completeBytes
+        }
+    }
 
-    /// Current counts, sizes and cumulative totals.
+    /// Current counts, sizes and cumulative totals, as every process sharing the directory recorded them.
     public func stats() throws -> CacheStats {
         try flushTraffic()
         let totals = try index.totals()
         return state.withLockedValue { s in
+            let usage = usageLocked(&s)
             var stats = CacheStats(
-                entries: s.entries.count, storedBytes: s.partialBytes + s.completeBytes, partialBytes: s.partialBytes,
-                completeBytes: s.completeBytes,
-                completeEntries: s.entries.values.filter { $0.info.state == .complete }.count,
-                originBytes: totals.originBytes, cacheHitBytes: totals.cacheHitBytes,
-                partialByteLimit: configuration.partialByteLimit, completeByteLimit: configuration.completeByteLimit,
-                directory: directory.path)
+                entries: usage.entries, storedBytes: usage.partialBytes + usage.completeBytes,
+                partialBytes: usage.partialBytes, completeBytes: usage.completeBytes,
+                completeEntries: usage.completeEntries, originBytes: totals.originBytes,
+                cacheHitBytes: totals.cacheHitBytes, partialByteLimit: configuration.partialByteLimit,
+                completeByteLimit: configuration.completeByteLimit, directory: directory.path)
             stats.setBudgets(configuration)
             return stats
         }
@@ -100,27 +107,14 @@ extension CacheStore {
             pending.origin += origin
             pending.hit += cacheHit
             s.pendingTraffic[key] = pending
-            if let key, var entry = s.entries[key] {
-                entry.info.fetchedFromOrigin += origin
-                entry.info.servedFromCache += cacheHit
-                s.entries[key] = entry
-            }
         }
     }
 
-    /// Adds pending traffic counters to the index.
+    /// Adds pending traffic counters to the index (additions: several processes' counts sum up).
     public func flushTraffic() throws {
         guard !isReadOnly else { return }
         try state.withLockedValue { s in
-            var origin: Int64 = 0
-            var hit: Int64 = 0
-            for (key, pending) in s.pendingTraffic {
-                origin += pending.origin
-                hit += pending.hit
-                // Per-resource counters live in the in-memory info; saving it persists them.
-                if let key, let entry = s.entries[key] { try index.save(entry.info) }
-            }
-            try index.addTotals(origin: origin, cacheHit: hit)
+            try index.addTraffic(s.pendingTraffic)
             s.pendingTraffic.removeAll()
         }
     }

@@ -9,28 +9,31 @@ import Darwin
 extension CacheStore {
     // MARK: - Checksums
 
-    /// Computes the checksums of the blocks that `durable` adds to what `entry` had recorded, from the bytes just
-    /// written (still in the page cache): called when the ranges are recorded, so a range and its checksum reach
-    /// the index in one transaction.
-    func updateChecksumsLocked(_ s: inout StoreState, _ entry: inout StoreEntry, durable: ByteRangeSet) {
-        var fresh = durable
-        for range in entry.info.ranges { fresh.remove(range) }
-        guard !fresh.isEmpty else { return }
+    /// Computes the checksums of the blocks that `resource`'s ranges gained over `previous`, from the bytes just
+    /// written (still in the page cache): called inside the transaction that records the ranges, so a range and
+    /// its checksum reach the index together. Returns the blocks checked.
+    func updateChecksums(_ resource: inout IndexedResource, previous: ByteRangeSet, file: DataFile?) -> Set<Int64> {
+        var fresh = resource.info.ranges
+        for range in previous { fresh.remove(range) }
+        guard !fresh.isEmpty else { return [] }
         var blocks = Set<Int64>()
         for range in fresh {
             if let touched = BlockChecksums.blocks(overlapping: range) { blocks.formUnion(touched) }
         }
-        let file = s.files[entry.info.key] ?? (try? DataFile(path: path(for: entry), readOnly: true))
+        let info = resource.info
+        let file = file ?? (try? DataFile(path: path(for: info.key, generation: info.generation, state: info.state), readOnly: true))
+        var checked = Set<Int64>()
         for block in blocks {
-            guard let run = BlockChecksums.run(of: block, in: durable), let file,
+            guard let run = BlockChecksums.run(of: block, in: info.ranges), let file,
                 let bytes = try? file.read(count: run.count, at: run.lowerBound)
             else {
-                entry.checksums[block] = nil
+                resource.checksums[block] = nil
                 continue
             }
-            entry.checksums[block] = BlockChecksums.Sum(range: run, crc: BlockChecksums.crc(bytes))
-            entry.verified.insert(block)
+            resource.checksums[block] = BlockChecksums.Sum(range: run, crc: BlockChecksums.crc(bytes))
+            checked.insert(block)
         }
+        return checked
     }
 
     /// Checks every block of `range` not yet checked in this process against its checksum, reading the blocks and
@@ -81,23 +84,37 @@ extension CacheStore {
         guard var entry = s.entries[key] else { return }
         logger.error(
             "cache entry \(key): bytes \(range.lowerBound)-\(range.upperBound - 1) do not match their checksum (changed on disk); dropping them to fetch them again")
-        let lost = entry.written.present(in: range).reduce(Int64(0)) { $0 + Int64($1.count) }
-        entry.written.remove(range)
-        entry.info.ranges.remove(range)
-        if let blocks = BlockChecksums.blocks(overlapping: range) {
-            for block in blocks {
+        let blocks = BlockChecksums.blocks(overlapping: range)
+        guard !isReadOnly else {
+            // Nothing can be moved or recorded: the bytes are gone from this process's view only.
+            entry.written.remove(range)
+            entry.info.ranges.remove(range)
+            for block in blocks ?? 0...(-1) {
                 entry.checksums[block] = nil
                 entry.verified.remove(block)
             }
-        }
-        s.subtract(lost, from: entry.info.state)
-        guard !isReadOnly else {
-            // Nothing can be moved or recorded: the bytes are gone from this process's view only.
             s.entries[key] = entry
             return
         }
-        if entry.info.state == .complete { try refileLocked(&s, &entry, as: .partial) }
-        s.entries[key] = entry
-        try index.save(entry.info, checksums: entry.checksums)
+        let generation = entry.info.generation
+        try modifyLocked(&s, key) { resource, _ in
+            guard var current = resource, current.info.generation == generation else { return }
+            current.info.ranges.remove(range)
+            for block in blocks ?? 0...(-1) { current.checksums[block] = nil }
+            if current.info.state == .complete {
+                try DataFile.rename(
+                    from: path(for: key, generation: generation, state: .complete),
+                    to: path(for: key, generation: generation, state: .partial))
+                current.info.state = .partial
+            }
+            resource = current
+        }
+        if var updated = s.entries[key] {
+            // Bytes this process wrote there and has not recorded are just as suspect.
+            updated.written.remove(range)
+            updated.unrecordedBytes = updated.written.total - updated.info.ranges.total
+            for block in blocks ?? 0...(-1) { updated.verified.remove(block) }
+            s.entries[key] = updated
+        }
     }
 }

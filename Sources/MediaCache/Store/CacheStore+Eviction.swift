@@ -20,8 +20,12 @@ public enum EvictionReason: String, Sendable, Equatable {
 
 extension CacheStore {
     /// Keys that are never evicted while pinned (the playing and the preloading items). Pins nest.
+    /// Other processes see the pin too: their eviction passes the key by.
     public func pin(_ key: CacheKey) {
-        state.withLockedValue { s in s.pins[key, default: 0] += 1 }
+        state.withLockedValue { s in
+            s.pins[key, default: 0] += 1
+            if s.pins[key] == 1 { locks.setPinned(key, true) }
+        }
     }
 
     /// Releases one `pin`.
@@ -29,6 +33,7 @@ extension CacheStore {
         state.withLockedValue { s in
             let count = (s.pins[key] ?? 1) - 1
             s.pins[key] = count > 0 ? count : nil
+            if count <= 0 { locks.setPinned(key, false) }
         }
     }
 
@@ -41,8 +46,9 @@ extension CacheStore {
 
     func enforceBudgetsIfDue() throws {
         try state.withLockedValue { s in
+            let usage = usageLocked(&s)
             let overBudget =
-                s.partialBytes > configuration.partialByteLimit || s.completeBytes > configuration.completeByteLimit
+                usage.partialBytes > configuration.partialByteLimit || usage.completeBytes > configuration.completeByteLimit
             let expiryDue = now().timeIntervalSince(s.lastExpiryCheck) >= 60
             let spaceDue = configuration.minimumFreeDiskBytes > 0 && s.bytesSinceSpaceCheck >= (1 << 20)
             if overBudget || expiryDue || spaceDue { _ = try enforceBudgetsLocked(&s, excluding: nil) }
@@ -64,7 +70,9 @@ extension CacheStore {
                 let batch = try index.leastRecentlyUsed(
                     state: state, before: cutoff, excluding: protected, limit: 64)
                 // In-memory access times can be newer than the recorded ones; trust the newer.
-                let victims = batch.filter { (s.entries[$0]?.info.lastAccess ?? .distantPast) < cutoff }
+                let victims = batch.filter {
+                    (s.entries[$0]?.info.lastAccess ?? .distantPast) < cutoff && !locks.isPinnedElsewhere($0)
+                }
                 for key in victims {
                     try discardLocked(&s, key)
                     evicted.append((key, .expired))
@@ -73,20 +81,20 @@ extension CacheStore {
                 if batch.count < 64 { break }
             }
         }
-        while s.partialBytes > configuration.partialByteLimit,
+        while usageLocked(&s).partialBytes > configuration.partialByteLimit,
             let key = try lruVictim(&s, state: .partial, protected: protected)
         {
             try discardLocked(&s, key)
             evicted.append((key, .overBudget))
         }
-        while s.completeBytes > configuration.completeByteLimit,
+        while usageLocked(&s).completeBytes > configuration.completeByteLimit,
             let key = try lruVictim(&s, state: .complete, protected: protected)
         {
             try discardLocked(&s, key)
             evicted.append((key, .overBudget))
         }
         if let maxEntries = configuration.maxEntries {
-            while s.entries.count > maxEntries, let key = try lruVictim(&s, state: nil, protected: protected) {
+            while usageLocked(&s).entries > maxEntries, let key = try lruVictim(&s, state: nil, protected: protected) {
                 try discardLocked(&s, key)
                 evicted.append((key, .tooManyEntries))
             }
@@ -111,7 +119,14 @@ extension CacheStore {
         -> CacheKey?
     {
         try flushAccessTimesLocked(&s)
-        return try index.leastRecentlyUsed(state: state, excluding: protected, limit: 1).first
+        var passed = protected
+        while true {
+            let batch = try index.leastRecentlyUsed(state: state, excluding: passed, limit: 8)
+            // Another process playing or preloading it has it pinned: pass it by.
+            if let victim = batch.first(where: { !locks.isPinnedElsewhere($0) }) { return victim }
+            guard batch.count == 8 else { return nil }
+            passed.formUnion(batch)
+        }
     }
 
     /// Writes access times that changed in memory (reads, zero-copy sends) to the index in one transaction, so
@@ -127,7 +142,7 @@ extension CacheStore {
     func makeRoomLocked(_ s: inout StoreState, forNewBytes newBytes: Int64, of key: CacheKey) throws -> Bool {
         var protected = Set(s.pins.keys)
         protected.insert(key)
-        while s.partialBytes + newBytes > configuration.partialByteLimit {
+        while usageLocked(&s).partialBytes + newBytes > configuration.partialByteLimit {
             guard let victim = try lruVictim(&s, state: .partial, protected: protected) else {
                 s.refusal = "the partial-data budget (\(configuration.partialByteLimit) bytes) is full of data in use"
                 return false
@@ -156,24 +171,24 @@ extension CacheStore {
         guard let maxEntries = configuration.maxEntries else { return }
         var protected = Set(s.pins.keys)
         protected.insert(key)
-        while s.entries.count >= maxEntries, let victim = try lruVictim(&s, state: nil, protected: protected) {
+        while usageLocked(&s).entries >= maxEntries, let victim = try lruVictim(&s, state: nil, protected: protected) {
             try discardLocked(&s, victim)
             logger.debug("evicted \(victim): \(EvictionReason.tooManyEntries.rawValue)")
         }
     }
 
-    /// Removes an entry: its file is renamed into `trash/` (unlinked in the background), then its row is deleted.
-    /// Returns the bytes it held.
+    /// Removes an entry: its file is renamed into `trash/` (unlinked in the background; a process still reading
+    /// it keeps its bytes) and its row deleted, in one index transaction. Returns the bytes it held.
     @discardableResult
     func discardLocked(_ s: inout StoreState, _ key: CacheKey) throws -> Int64 {
-        guard let entry = s.entries[key] else { return 0 }
-        s.files.removeValue(forKey: key)
-        s.accessed.remove(key)
-        try moveToTrash(path(for: entry), name: key.hex)
-        try index.delete([key])
-        s.entries.removeValue(forKey: key)
-        s.subtract(entry.written.total, from: entry.info.state)
-        return entry.written.total
+        let unrecorded = s.entries[key]?.unrecordedBytes ?? 0
+        let recorded = try modifyLocked(&s, key) { resource, _ -> Int64 in
+            guard let current = resource else { return 0 }
+            try moveToTrash(path(for: key, generation: current.info.generation, state: current.info.state), name: key.hex)
+            resource = nil
+            return current.info.cachedBytes
+        }
+        return recorded + unrecorded
     }
 
     /// Renames whatever is at `source` (a file, or a directory someone put there) into `trash/` and removes it in

@@ -44,79 +44,78 @@ public struct RecoveryReport: Sendable, Equatable, CustomStringConvertible {
 }
 
 extension CacheStore {
-    /// Makes the index agree with the files: rows without files dropped, ranges past a file's end clamped, files
-    /// refiled by completeness, orphan files removed. Returns the surviving entries.
-    static func reconcile(
-        index: CacheIndex, temp: String, media: String, report: inout RecoveryReport, logger: Logger,
-        readOnly: Bool = false
-    ) throws -> [CacheKey: StoreEntry] {
-        var entries: [CacheKey: StoreEntry] = [:]
-        var dropped: [CacheKey] = []
-        let checksums = index.checksums()
-        for var info in try index.loadAll() {
-            let tempPath = (temp as NSString).appendingPathComponent(info.key.hex)
-            let mediaPath = (media as NSString).appendingPathComponent(info.key.hex)
-            var tempSize = DataFile.size(atPath: tempPath)
-            var mediaSize = DataFile.size(atPath: mediaPath)
-            if tempSize != nil, mediaSize != nil {
-                // Both exist only after a crash between writing one and removing the other: keep the one the
-                // recorded state names.
-                if info.state == .complete {
-                    if !readOnly { unlink(tempPath) }
-                    tempSize = nil
-                } else {
-                    if !readOnly { unlink(mediaPath) }
-                    mediaSize = nil
-                }
-                report.orphanFilesRemoved += 1
+    /// How often a sweep for stray files runs even without a crash.
+    static let sweepInterval: TimeInterval = 86_400
+
+    /// Joins the processes using the directory: each holds a shared lock on `lock` for as long as it has the store
+    /// open. One that finds no other (an exclusive lock succeeds) empties `trash/` and, when the last process to
+    /// use the directory did not close it (a crash), when the index was rebuilt, or once a day, sweeps data files
+    /// no entry accounts for.
+    func openShared(lockFD: Int32) throws {
+        if flock(lockFD, LOCK_EX | LOCK_NB) == 0 {
+            var report = recovery
+            report.trashFilesRemoved = Self.emptyDirectory(trashDirectory)
+            let lastSweep = index.meta("lastSweep").map { Date(timeIntervalSince1970: TimeInterval($0)) }
+            let crashed = (index.meta("dirty") ?? 1) != 0
+            if crashed || report.indexMovedAside != nil || lastSweep.map({ now().timeIntervalSince($0) >= Self.sweepInterval }) ?? true {
+                try sweep(into: &report)
+                try index.setMeta("lastSweep", Int64(now().timeIntervalSince1970))
             }
-            guard let size = tempSize ?? mediaSize else {
-                dropped.append(info.key)
-                report.rowsWithoutFileDropped += 1
-                continue
-            }
-            var changed = false
-            var ranges = info.ranges
-            ranges.clamp(to: size)
-            if let length = info.metadata.contentLength { ranges.clamp(to: length) }
-            if ranges != info.ranges {
-                logger.warning("cache entry \(info.key): index claimed \(info.ranges), file holds \(ranges)")
-                info.ranges = ranges
-                report.rangesClamped += 1
-                changed = true
-            }
-            let complete = info.isComplete
-            if readOnly {
-                // Nothing can be moved: keep what is where it belongs, leave out what is not.
-                guard complete == (mediaSize != nil) else { continue }
-                info.state = complete ? .complete : .partial
-                entries[info.key] = StoreEntry(info: info, checksums: checksums[info.key])
-                continue
-            }
-            if complete, mediaSize == nil {
-                try DataFile.rename(from: tempPath, to: mediaPath)
-                report.filesMoved += 1
-            } else if !complete, tempSize == nil {
-                try DataFile.rename(from: mediaPath, to: tempPath)
-                report.filesMoved += 1
-            }
-            let state: ResourceState = complete ? .complete : .partial
-            if state != info.state {
-                info.state = state
-                changed = true
-            }
-            if changed { try index.save(info) }
-            entries[info.key] = StoreEntry(info: info, checksums: checksums[info.key])
+            state.withLockedValue { $0.recovery = report }
+            try index.setMeta("dirty", 1)
         }
-        guard !readOnly else { return entries }
-        try index.delete(dropped)
-        for folder in [temp, media] {
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
-                if let key = CacheKey(hex: name), entries[key] != nil { continue }
+        // Waits only while another process finishes the steps above.
+        _ = flock(lockFD, LOCK_SH)
+    }
+
+    /// Leaves the directory: the last process out records that it closed cleanly.
+    func closeShared() {
+        locks.withDescriptor { fd in
+            if fd >= 0, flock(fd, LOCK_EX | LOCK_NB) == 0 { try? index.setMeta("dirty", 0) }
+        }
+        locks.close()
+    }
+
+    /// Removes data files no entry accounts for (left by a crash) and entries whose file is missing. The folders
+    /// are listed before the index is read: a file created after the listing belongs to an entry the sweep does
+    /// not judge, and every entry whose file the listing lacks is checked again in a transaction of its own.
+    func sweep(into report: inout RecoveryReport) throws {
+        var listed: [String: [String]] = [:]
+        for folder in [tempDirectory, mediaDirectory] {
+            listed[folder] = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        }
+        let recorded = try index.keysGenerationsAndStates()
+        var accounted = Set<CacheKey>()
+        for (folder, names) in listed {
+            for name in names {
+                let parts = name.split(separator: ".", maxSplits: 1).map(String.init)
+                if let key = CacheKey(hex: parts[0]), let (generation, state) = recorded[key] {
+                    let legacy = parts.count == 1
+                    let current = parts.count == 2 && Int64(parts[1]) == generation
+                    if current, path(for: key, generation: generation, state: state)
+                        == (folder as NSString).appendingPathComponent(name)
+                    {
+                        accounted.insert(key)
+                        continue
+                    }
+                    if legacy || current {
+                        continue  // in the wrong folder or under the old name: the entry's check below moves it
+                    }
+                }
                 try? FileManager.default.removeItem(atPath: (folder as NSString).appendingPathComponent(name))
                 report.orphanFilesRemoved += 1
             }
         }
-        return entries
+        var checked = state.withLockedValue { $0.recovery }
+        for key in recorded.keys where !accounted.contains(key) {
+            _ = try state.withLockedValue { s in
+                s.recovery = checked
+                defer { checked = s.recovery }
+                return try checkFileLocked(&s, key)
+            }
+        }
+        report.rowsWithoutFileDropped = checked.rowsWithoutFileDropped
+        report.rangesClamped = checked.rangesClamped
+        report.filesMoved = checked.filesMoved
     }
 }

@@ -21,10 +21,11 @@ extension CacheStore {
         if isReadOnly {
             // Nothing new can be stored; a cached copy of another version must not be served either.
             state.withLockedValue { s in
-                guard let entry = s.entries[key], replacing || entry.info.metadata.isDifferentVersion(from: metadata) else { return }
-                s.entries.removeValue(forKey: key)
-                s.files.removeValue(forKey: key)
-                s.subtract(entry.written.total, from: entry.info.state)
+                guard let entry = entryLocked(&s, key),
+                    replacing || entry.info.metadata.isDifferentVersion(from: metadata)
+                else { return }
+                forgetLocked(&s, key)
+                s.hidden.insert(key)
             }
             return .uncacheable("the cache directory is read-only")
         }
@@ -35,7 +36,7 @@ extension CacheStore {
         if let length = metadata.contentLength, length > budget {
             // The version check comes first: a cached copy of another version goes, whether or not the new one fits.
             try state.withLockedValue { s in
-                if let entry = s.entries[key], replacing || entry.info.metadata.isDifferentVersion(from: metadata) {
+                if let entry = entryLocked(&s, key), replacing || entry.info.metadata.isDifferentVersion(from: metadata) {
                     logger.info("resource \(key) changed at the origin; discarding the cached version")
                     try discardLocked(&s, key)
                 }
@@ -45,55 +46,57 @@ extension CacheStore {
         return try state.withLockedValue { s in
             if let reason = s.uncacheable[key] {
                 // Given up on before; a length that now fits the budget earns it another try.
-                guard let length = metadata.contentLength,
-                    length <= min(configuration.partialByteLimit, configuration.completeByteLimit)
-                else { return .uncacheable(reason) }
+                guard let length = metadata.contentLength, length <= budget else { return .uncacheable(reason) }
                 s.uncacheable.removeValue(forKey: key)
                 try index.setUncacheable(key, reason: nil)
             }
+            if entryLocked(&s, key) == nil { try makeRoomForNewEntryLocked(&s, excluding: key) }
             let date = now()
-            if var entry = s.entries[key] {
-                if replacing || entry.info.metadata.isDifferentVersion(from: metadata) {
-                    logger.info("resource \(key) changed at the origin; discarding the cached version")
-                    try discardLocked(&s, key)
-                    let generation = entry.info.generation + 1
-                    try insertLocked(&s, key: key, metadata: metadata, generation: generation, date: date)
-                    return .cacheable(generation: generation, replaced: true)
+            return try modifyLocked(&s, key) { resource, transaction -> Admission in
+                guard var current = resource else {
+                    resource = try newResource(key, metadata: metadata, date: date, transaction)
+                    return .cacheable(generation: resource?.info.generation ?? 0, replaced: false)
                 }
-                // Same version: fill in what the origin told us now (e.g. a length learned later).
                 var merged = metadata
-                merged.contentLength = metadata.contentLength ?? entry.info.metadata.contentLength
-                merged.etag = metadata.etag ?? entry.info.metadata.etag
-                merged.lastModified = metadata.lastModified ?? entry.info.metadata.lastModified
-                merged.contentType = metadata.contentType ?? entry.info.metadata.contentType
-                if let length = merged.contentLength, entry.written.ranges.last.map({ $0.upperBound > length }) == true
-                {
+                if !replacing, !current.info.metadata.isDifferentVersion(from: metadata) {
+                    // Same version: fill in what the origin told us now (e.g. a length learned later).
+                    merged.contentLength = metadata.contentLength ?? current.info.metadata.contentLength
+                    merged.etag = metadata.etag ?? current.info.metadata.etag
+                    merged.lastModified = metadata.lastModified ?? current.info.metadata.lastModified
+                    merged.contentType = metadata.contentType ?? current.info.metadata.contentType
+                    let beyondLength = merged.contentLength.map { length in
+                        current.info.ranges.ranges.last.map { $0.upperBound > length } ?? false
+                    } ?? false
+                    if !beyondLength {
+                        current.info.metadata = merged
+                        current.info.lastAccess = Swift.max(current.info.lastAccess, date)
+                        resource = current
+                        return .cacheable(generation: current.info.generation, replaced: false)
+                    }
                     // Bytes beyond the now-known length cannot belong to this version.
-                    try discardLocked(&s, key)
-                    let generation = entry.info.generation + 1
-                    try insertLocked(&s, key: key, metadata: merged, generation: generation, date: date)
-                    return .cacheable(generation: generation, replaced: true)
+                } else {
+                    logger.info("resource \(key) changed at the origin; discarding the cached version")
                 }
-                entry.info.metadata = merged
-                entry.info.lastAccess = date
-                s.entries[key] = entry
-                try index.save(entry.info)
-                return .cacheable(generation: entry.info.generation, replaced: false)
+                try moveToTrash(path(for: key, generation: current.info.generation, state: current.info.state), name: key.hex)
+                resource = try newResource(key, metadata: merged, date: date, transaction)
+                return .cacheable(generation: resource?.info.generation ?? 0, replaced: true)
             }
-            try makeRoomForNewEntryLocked(&s, excluding: key)
-            try insertLocked(&s, key: key, metadata: metadata, generation: 0, date: date)
-            return .cacheable(generation: 0, replaced: false)
         }
     }
 
-    func insertLocked(
-        _ s: inout StoreState, key: CacheKey, metadata: ResourceMetadata, generation: Int64, date: Date
-    ) throws {
+    /// A new, empty entry with a generation of its own, and its data file (inside the index transaction that
+    /// records it, so another process never sees the entry without its file).
+    private func newResource(
+        _ key: CacheKey, metadata: ResourceMetadata, date: Date, _ transaction: IndexTransaction
+    ) throws -> IndexedResource {
+        let generation = try transaction.newGeneration()
         let info = ResourceInfo(
             key: key, metadata: metadata, ranges: ByteRangeSet(), state: .partial, createdAt: date,
             lastAccess: date, generation: generation, servedFromCache: 0, fetchedFromOrigin: 0)
-        s.entries[key] = StoreEntry(info: info)
-        try index.save(info)
+        let filePath = path(for: key, generation: generation, state: .partial)
+        try moveToTrash(filePath, name: key.hex)
+        _ = try DataFile(path: filePath, create: true)
+        return IndexedResource(info: info, checksums: BlockChecksums())
     }
 
     /// Writes `bytes` at `offset` of the resource's data file; the range becomes readable at once and is recorded
@@ -107,7 +110,7 @@ extension CacheStore {
         guard bytes.count > 0 else { return true }
         let range = offset..<(offset + Int64(bytes.count))
         let (stored, needsCommit) = try state.withLockedValue { s -> (Bool, Bool) in
-            guard let entry = s.entries[key], entry.info.generation == generation else {
+            guard let entry = entryLocked(&s, key), entry.info.generation == generation else {
                 throw CacheError.resourceChanged(key)
             }
             if let length = entry.info.metadata.contentLength, range.upperBound > length || offset < 0 {
@@ -116,15 +119,22 @@ extension CacheStore {
             let newBytes = Int64(bytes.count) - entry.written.present(in: range).reduce(0) { $0 + Int64($1.count) }
             guard newBytes > 0 else { return (true, false) }
             guard try makeRoomLocked(&s, forNewBytes: newBytes, of: key) else { return (false, false) }
-            let file = try fileLocked(&s, key)
+            let file: DataFile
+            do {
+                file = try fileLocked(&s, key)
+            } catch CacheError.notCached {
+                throw CacheError.resourceChanged(key)  // evicted by another process meanwhile
+            }
             if let code = s.faults.writeErrno { throw CacheError.io("cannot write \(file.path): \(String(cString: strerror(code)))") }
+            guard var updated = s.entries[key], updated.info.generation == generation else {
+                throw CacheError.resourceChanged(key)
+            }
             try file.write(bytes, at: offset)
-            guard var updated = s.entries[key] else { throw CacheError.resourceChanged(key) }
             updated.written.insert(range)
-            updated.unrecordedBytes += newBytes
+            updated.unrecordedBytes = updated.written.total - updated.info.ranges.total
             updated.info.lastAccess = now()
-            s.partialBytes += newBytes
             s.entries[key] = updated
+            s.unrecorded.insert(key)
             let complete = updated.info.metadata.contentLength.map { updated.written.contains(0..<$0) } ?? false
             let due = updated.unrecordedBytes >= configuration.commitInterval
                 || now().timeIntervalSince(updated.lastRecorded) >= configuration.commitLatency
@@ -166,9 +176,7 @@ extension CacheStore {
     public func commit(key: CacheKey) throws {
         let pending = state.withLockedValue {
             s -> (file: DataFile?, ranges: ByteRangeSet, generation: Int64, fault: Int32?)? in
-            guard let entry = s.entries[key], entry.unrecordedBytes > 0 || entry.info.ranges != entry.written else {
-                return nil
-            }
+            guard let entry = s.entries[key], entry.unrecordedBytes > 0 else { return nil }
             return (s.files[key], entry.written, entry.info.generation, s.faults.syncErrno)
         }
         guard let pending else { return }
@@ -190,58 +198,62 @@ extension CacheStore {
         try enforceBudgetsIfDue()
     }
 
-    /// Commits every resource with unrecorded bytes and flushes traffic counters.
+    /// Commits every resource with unrecorded bytes.
     public func commitAll() throws {
         try state.withLockedValue { s in
-            for key in Array(s.entries.keys) { try commitLocked(&s, key) }
+            for key in Array(s.unrecorded) { try commitLocked(&s, key) }
         }
     }
 
     /// Syncs and records under the lock (shutdown, and closing one of too many open files).
     func commitLocked(_ s: inout StoreState, _ key: CacheKey) throws {
-        guard let entry = s.entries[key] else { return }
+        guard let entry = s.entries[key], entry.unrecordedBytes > 0 else { return }
         var syncFailed = false
-        if entry.unrecordedBytes > 0 || entry.info.ranges != entry.written, let file = s.files[key] {
+        if let file = s.files[key] {
             do { try file.sync() } catch { syncFailed = true }
         }
         try recordLocked(&s, key, durable: entry.written, generation: entry.info.generation, syncFailed: syncFailed)
     }
 
-    /// Records `durable` (ranges whose bytes were synced) for the entry, if it is still that generation.
+    /// Records `durable` (ranges whose bytes were synced) for the entry, if it is still that generation: the
+    /// ranges this process added go into the index on top of whatever other processes recorded meanwhile.
     func recordLocked(
         _ s: inout StoreState, _ key: CacheKey, durable: ByteRangeSet, generation: Int64, syncFailed: Bool
     ) throws {
         guard var entry = s.entries[key], entry.info.generation == generation else { return }
         if syncFailed {
-            let lost = entry.written.total - entry.info.ranges.total
-            logger.error("cache entry \(key): syncing its data failed; \(lost) unrecorded bytes will be fetched again")
-            s.subtract(lost, from: entry.info.state)
+            logger.error(
+                "cache entry \(key): syncing its data failed; \(entry.unrecordedBytes) unrecorded bytes will be fetched again")
             entry.written = entry.info.ranges
             entry.unrecordedBytes = 0
             s.entries[key] = entry
+            s.unrecorded.remove(key)
             return
         }
-        let completing = entry.info.state == .partial && entry.info.metadata.contentLength.map { durable.contains(0..<$0) } == true
-        // Nothing new to record: no index write at all (closing a store with many entries stays cheap).
-        guard durable != entry.info.ranges || completing else { return }
-        updateChecksumsLocked(&s, &entry, durable: durable)
-        entry.info.ranges = durable
-        entry.unrecordedBytes = entry.written.total - durable.total
-        entry.lastRecorded = now()
-        if completing { try refileLocked(&s, &entry, as: .complete) }
-        s.entries[key] = entry
-        try index.save(entry.info, checksums: entry.checksums)
-    }
-
-    /// Moves an entry's data file between `temp/` and `media/` as it becomes `state`, moving its bytes between the
-    /// partial and complete totals (the caller stores the entry).
-    func refileLocked(_ s: inout StoreState, _ entry: inout StoreEntry, as state: ResourceState) throws {
-        guard entry.info.state != state else { return }
-        let from = path(for: entry)
-        entry.info.state = state
-        s.files.removeValue(forKey: entry.info.key)
-        try DataFile.rename(from: from, to: path(for: entry))
-        s.subtract(entry.written.total, from: state == .complete ? .partial : .complete)
-        if state == .complete { s.completeBytes += entry.written.total } else { s.partialBytes += entry.written.total }
+        var fresh = durable
+        for range in entry.info.ranges { fresh.remove(range) }
+        guard !fresh.isEmpty else { return }
+        let file = s.files[key]
+        let date = now()
+        let checked = try modifyLocked(&s, key) { resource, _ -> Set<Int64> in
+            // Evicted or replaced meanwhile (here or by another process): these bytes belong to no entry.
+            guard var current = resource, current.info.generation == generation else { return [] }
+            let previous = current.info.ranges
+            current.info.ranges.formUnion(fresh)
+            current.info.lastAccess = Swift.max(current.info.lastAccess, entry.info.lastAccess)
+            let blocks = updateChecksums(&current, previous: previous, file: file)
+            if current.info.state == .partial, current.info.isComplete {
+                try DataFile.rename(
+                    from: path(for: key, generation: generation, state: .partial),
+                    to: path(for: key, generation: generation, state: .complete))
+                current.info.state = .complete
+            }
+            resource = current
+            return blocks
+        }
+        guard var updated = s.entries[key], updated.info.generation == generation else { return }
+        updated.lastRecorded = date
+        updated.verified.formUnion(checked)
+        s.entries[key] = updated
     }
 }

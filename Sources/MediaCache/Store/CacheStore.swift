@@ -10,17 +10,22 @@ import Darwin
 
 /// The persistent sparse store: one data file per resource plus a SQLite index of what each file holds.
 ///
-/// Invariant: a range reaches the index only after its bytes were written and synced; `open` reconciles the index
-/// with the files, so a crash at any point leaves a cache that never returns a wrong byte.
+/// Invariant: a range reaches the index only after its bytes were written and synced; a process reading an entry
+/// for the first time checks its file against the index, so a crash at any point leaves a cache that never returns
+/// a wrong byte.
+///
+/// Several processes may open one directory at once: each change is a read-modify-write transaction of the index
+/// (a process adds its ranges to what the others recorded), every generation is unique for the directory's life
+/// and names its data file (a process holding an evicted version writes only to that version's file), and the
+/// shared `lock` file's range locks keep two processes from fetching the same bytes and eviction from taking what
+/// another process plays.
 public final class CacheStore: Sendable {
     /// The cache directory (holds `index.sqlite`, `temp/`, `media/`, `trash/`).
     public let directory: URL
     /// Budgets and limits.
     public let configuration: CacheConfiguration
-    /// What opening the store had to repair.
-    public let recovery: RecoveryReport
-    /// True when the directory cannot be written (a read-only mount): cached bytes are served, nothing is stored,
-    /// nothing repaired or evicted.
+    /// True when nothing is stored, repaired or evicted: a read-only directory (a read-only mount), or a store
+    /// opened `readOnly` to inspect a cache other processes use. Cached bytes are still served.
     public let isReadOnly: Bool
 
     let index: CacheIndex
@@ -29,24 +34,29 @@ public final class CacheStore: Sendable {
     let freeSpace: @Sendable () -> Int64?
     let state: NIOLockedValueBox<StoreState>
     let trashQueue = DispatchQueue(label: "MediaCache.trash")
-    private let lockDescriptor: NIOLockedValueBox<Int32>
+    let locks: SharedLocks
 
     var tempDirectory: String { directory.appendingPathComponent("temp").path }
     var mediaDirectory: String { directory.appendingPathComponent("media").path }
     var trashDirectory: String { directory.appendingPathComponent("trash").path }
 
-    /// Opens (creating if needed) the cache at `directory`: takes the directory lock, empties `trash/`, opens or
-    /// rebuilds the index, reconciles it with the files, then evicts to the budgets.
+    /// What was repaired so the index and the files agree: at open (after a crash), and as entries were first used.
+    public var recovery: RecoveryReport { state.withLockedValue { $0.recovery } }
+
+    /// Opens (creating if needed) the cache at `directory`; other processes may have it open too. The first
+    /// process to open it after a crash (or once a day) sweeps files no entry accounts for; entries themselves are
+    /// read, and checked against their files, when first used, so opening costs the same at any size.
     ///
-    /// `now` and `freeSpace` are injectable so tests control time and disk pressure.
+    /// `readOnly` opens without changing anything (for commands that only look). `now` and `freeSpace` are
+    /// injectable so tests control time and disk pressure.
     public convenience init(
         directory: URL, configuration: CacheConfiguration = CacheConfiguration(),
         logger: Logger = Logger(label: "MediaCache"), now: @escaping @Sendable () -> Date = { Date() },
-        freeSpace: (@Sendable () -> Int64?)? = nil
+        freeSpace: (@Sendable () -> Int64?)? = nil, readOnly: Bool = false
     ) throws {
         try self.init(
             directory: directory, configuration: configuration, logger: logger, now: now, freeSpace: freeSpace,
-            readOnlyForTesting: false)
+            readOnlyForTesting: readOnly)
     }
 
     /// `readOnlyForTesting` opens a writable directory as if it were read-only.
@@ -61,94 +71,83 @@ public final class CacheStore: Sendable {
         self.now = now
         let rootPath = directory.path
         self.freeSpace = freeSpace ?? { DataFile.freeSpace(atPath: rootPath) }
-        if let mode = try CacheDirectory.create(directory), mode & 0o077 != 0 {
+        let indexPath = directory.appendingPathComponent("index.sqlite").path
+        if readOnlyForTesting, !FileManager.default.fileExists(atPath: indexPath) {
+            throw CacheError.io("there is no cache in \(directory.path) yet")
+        }
+        if !readOnlyForTesting, let mode = try CacheDirectory.create(directory), mode & 0o077 != 0 {
             logger.warning(
                 "cache directory \(directory.path) is open to other users (mode \(String(mode, radix: 8))); run chmod 700 on it")
         }
         var readOnly = readOnlyForTesting || access(directory.path, W_OK) != 0
         if readOnly {
-            logger.warning("cache directory \(directory.path) is read-only: serving what it holds, caching nothing new")
+            if !readOnlyForTesting {
+                logger.warning("cache directory \(directory.path) is read-only: serving what it holds, caching nothing new")
+            }
         } else {
             for sub in ["temp", "media", "trash"] {
                 // Our own folders: tightened if something widened them.
                 let folder = directory.appendingPathComponent(sub)
                 if let mode = try CacheDirectory.create(folder), mode & 0o077 != 0 { chmod(folder.path, 0o700) }
             }
-            CacheIndex.createPrivately(directory.appendingPathComponent("index.sqlite").path)
+            CacheIndex.createPrivately(indexPath)
         }
-        let lockFD = try Self.lockDirectory(directory, readOnly: readOnly)
-        lockDescriptor = NIOLockedValueBox(lockFD)
+        let lockPath = directory.appendingPathComponent("lock").path
+        let lockFD = readOnly
+            ? SystemCalls.openFile(lockPath, O_RDONLY | O_CLOEXEC, 0)
+            : SystemCalls.openFile(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        if lockFD < 0, !readOnly {
+            throw CacheError.io("cannot open \(lockPath): \(DataFile.errnoText())")
+        }
+        locks = SharedLocks(descriptor: readOnly ? -1 : lockFD)
         do {
             let (index, movedAside, openedReadOnly) = try CacheIndex.open(
-                path: directory.appendingPathComponent("index.sqlite").path, logger: logger, now: now(),
-                readOnly: readOnly)
+                path: indexPath, logger: logger, now: now(), readOnly: readOnly)
             readOnly = readOnly || openedReadOnly
             self.index = index
-            var report = RecoveryReport()
-            report.indexMovedAside = movedAside
-            if !readOnly {
-                report.trashFilesRemoved = Self.emptyDirectory(directory.appendingPathComponent("trash").path)
-            }
-            let entries = try Self.reconcile(
-                index: index, temp: directory.appendingPathComponent("temp").path,
-                media: directory.appendingPathComponent("media").path, report: &report, logger: logger,
-                readOnly: readOnly)
-            recovery = report
             isReadOnly = readOnly
-            var initial = StoreState(entries: entries)
+            var initial = StoreState()
+            initial.recovery.indexMovedAside = movedAside
             initial.uncacheable = (try? index.uncacheable()) ?? [:]
+            initial.dataVersion = index.dataVersion()
             state = NIOLockedValueBox(initial)
         } catch {
             if lockFD >= 0 { SystemCalls.closeDescriptor(lockFD) }
             throw error
         }
-        if recovery.repairedAnything { logger.warning("cache repaired at open: \(recovery)") }
-        if !readOnly { _ = try enforceBudgets() }
+        guard !readOnly else {
+            if lockFD >= 0 { SystemCalls.closeDescriptor(lockFD) }
+            return
+        }
+        try openShared(lockFD: lockFD)
+        let report = recovery
+        if report.repairedAnything { logger.warning("cache repaired at open: \(report)") }
+        _ = try enforceBudgets()
     }
 
     deinit {
         try? close()
     }
 
-    /// Commits everything, flushes counters and releases the directory lock; the store must not be used after.
+    /// Commits everything, flushes counters and lets go of the directory; the store must not be used after.
     public func close() throws {
-        defer {
-            lockDescriptor.withLockedValue { fd in
-                if fd >= 0 { SystemCalls.closeDescriptor(fd) }
-                fd = -1
-            }
-        }
         guard !isReadOnly else {
             state.withLockedValue { $0.files.removeAll() }
             return
         }
+        let open = state.withLockedValue { s -> Bool in
+            defer { s.closed = true }
+            return !s.closed
+        }
+        guard open else { return }
+        defer { closeShared() }
         try commitAll()
         try flushTraffic()
         try state.withLockedValue { s in
             try flushAccessTimesLocked(&s)
             s.files.removeAll()
+            s.entries.removeAll()
         }
-    }
-
-    private static func lockDirectory(_ directory: URL, readOnly: Bool) throws(CacheError) -> Int32 {
-        let path = directory.appendingPathComponent("lock").path
-        // A read-only directory has no writer to keep out: lock when the file is there, go on when it is not.
-        let fd = readOnly ? open(path, O_RDONLY | O_CLOEXEC) : open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        if fd < 0, readOnly { return -1 }
-        guard fd >= 0 else { throw .io("cannot open \(path): \(DataFile.errnoText())") }
-        // A holder that is going away (a process exiting, or a child between fork and exec still holding a copy
-        // of the descriptor) lets go within moments: wait up to two seconds before calling the directory busy.
-        let deadline = ContinuousClock.now + .seconds(2)
-        var locked = flock(fd, LOCK_EX | LOCK_NB) == 0
-        while !locked, errno == EWOULDBLOCK, ContinuousClock.now < deadline {
-            usleep(20_000)
-            locked = flock(fd, LOCK_EX | LOCK_NB) == 0
-        }
-        guard locked else {
-            SystemCalls.closeDescriptor(fd)
-            throw .inUse(directory.path)
-        }
-        return fd
     }
 
     // MARK: - Looking up
@@ -156,19 +155,29 @@ public final class CacheStore: Sendable {
     /// The resource's metadata and its readable ranges, or nil when it is not cached.
     public func info(for key: CacheKey) -> ResourceInfo? {
         state.withLockedValue { s in
-            guard let entry = s.entries[key] else { return nil }
+            guard let entry = entryLocked(&s, key) else { return nil }
             var info = entry.info
             info.ranges = entry.written
+            if let pending = s.pendingTraffic[key] {
+                info.fetchedFromOrigin += pending.origin
+                info.servedFromCache += pending.hit
+            }
             return info
         }
     }
 
-    /// Every cached resource, most recently accessed first.
+    /// Every cached resource, most recently accessed first (reads the whole index: for listings).
     public func allResources() -> [ResourceInfo] {
-        state.withLockedValue { s in
-            s.entries.values.map { entry in
-                var info = entry.info
+        let recorded = (try? index.loadAll()) ?? []
+        return state.withLockedValue { s in
+            recorded.map { stored in
+                guard let entry = s.entries[stored.key], entry.info.generation == stored.generation else {
+                    return stored
+                }
+                var info = stored
                 info.ranges = entry.written
+                info.ranges.formUnion(stored.ranges)
+                info.lastAccess = Swift.max(entry.info.lastAccess, stored.lastAccess)
                 return info
             }
         }.sorted { ($0.lastAccess, $0.key) > ($1.lastAccess, $1.key) }
@@ -179,7 +188,7 @@ public final class CacheStore: Sendable {
     /// valid while it is read.
     public func openCompleteFile(for key: CacheKey) -> (descriptor: Int32, length: Int64)? {
         state.withLockedValue { s in
-            guard var entry = s.entries[key], entry.info.state == .complete,
+            guard let entry = entryLocked(&s, key), entry.info.state == .complete,
                 let length = entry.info.metadata.contentLength
             else { return nil }
             // Every block is checked once per process before bytes leave without passing through this process
@@ -190,20 +199,20 @@ public final class CacheStore: Sendable {
                 do { try verifyLocked(&s, key, window..<next) } catch { return nil }
                 window = next
             }
-            guard let checked = s.entries[key], checked.written.contains(0..<length) else { return nil }
-            entry = checked
-            let fd = open(path(for: entry), O_RDONLY | O_CLOEXEC)
+            guard var checked = s.entries[key], checked.written.contains(0..<length) else { return nil }
+            let fd = SystemCalls.openFile(path(for: checked), O_RDONLY | O_CLOEXEC, 0)
             guard fd >= 0 else { return nil }
-            entry.info.lastAccess = now()
-            s.entries[key] = entry
+            checked.info.lastAccess = now()
+            s.entries[key] = checked
             s.accessed.insert(key)
             return (fd, length)
         }
     }
 
-    /// The ranges of `key` that can be read now (empty when not cached).
+    /// The ranges of `key` that can be read now (empty when not cached), including ranges other processes
+    /// recorded since this one last looked.
     public func availableRanges(for key: CacheKey) -> ByteRangeSet {
-        state.withLockedValue { s in s.entries[key]?.written ?? ByteRangeSet() }
+        state.withLockedValue { s in entryLocked(&s, key)?.written ?? ByteRangeSet() }
     }
 
     // MARK: - Reading
@@ -213,7 +222,7 @@ public final class CacheStore: Sendable {
     /// are dropped from the cache and `corruptData` is thrown (fetch them again).
     public func read(key: CacheKey, range: ByteRange, generation: Int64? = nil) throws -> [UInt8] {
         try state.withLockedValue { s in
-            guard var entry = s.entries[key] else { throw CacheError.notCached(key) }
+            guard var entry = entryLocked(&s, key) else { throw CacheError.notCached(key) }
             if let generation, generation != entry.info.generation { throw CacheError.resourceChanged(key) }
             guard entry.written.contains(range) else { throw CacheError.rangeNotCached(key, range) }
             let checked = try verifyLocked(&s, key, range)
@@ -236,51 +245,51 @@ public final class CacheStore: Sendable {
     /// Marks the resource as used now (eviction is least-recently-used).
     public func touch(key: CacheKey) throws {
         try state.withLockedValue { s in
-            guard var entry = s.entries[key] else { return }
+            guard var entry = entryLocked(&s, key) else { return }
             entry.info.lastAccess = now()
             s.entries[key] = entry
+            guard !isReadOnly else { return }
             try index.touch([(key, entry.info.lastAccess)])
         }
     }
 
     // MARK: - Files
 
-    func path(for entry: StoreEntry) -> String {
-        let folder = entry.info.state == .complete ? mediaDirectory : tempDirectory
-        return (folder as NSString).appendingPathComponent(entry.info.key.hex)
+    /// The data file of a generation of `key` in `state`: named by key and generation, so a process that still
+    /// holds an evicted version can never open the file of a newer one.
+    func path(for key: CacheKey, generation: Int64, state: ResourceState) -> String {
+        ((state == .complete ? mediaDirectory : tempDirectory) as NSString)
+            .appendingPathComponent("\(key.hex).\(generation)")
     }
 
+    func path(for entry: StoreEntry) -> String {
+        path(for: entry.info.key, generation: entry.info.generation, state: entry.info.state)
+    }
+
+    /// The open data file of `key`'s current entry. A file that went away (another process evicted or refiled
+    /// it) makes the entry be read again: `notCached` when it is gone.
     func fileLocked(_ s: inout StoreState, _ key: CacheKey) throws -> DataFile {
         if let file = s.files[key] { return file }
-        guard let entry = s.entries[key] else { throw CacheError.notCached(key) }
+        guard var entry = entryLocked(&s, key) else { throw CacheError.notCached(key) }
         if s.files.count >= StoreState.maxOpenFiles, let victim = s.files.keys.first(where: { $0 != key }) {
             try commitLocked(&s, victim)
             s.files.removeValue(forKey: victim)
         }
-        let filePath = path(for: entry)
-        var info = stat()
-        if !isReadOnly, lstat(filePath, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
-            // Something that is not a data file took its place: what the index says it held is gone.
-            logger.warning("cache entry \(key): \(filePath) is not a regular file; moving it away and starting over")
-            try moveToTrash(filePath, name: key.hex)
-            var reset = entry
-            let lost = reset.written.total
-            s.subtract(lost, from: reset.info.state)
-            reset.info.state = .partial
-            reset.info.ranges = ByteRangeSet()
-            reset.written = ByteRangeSet()
-            reset.unrecordedBytes = 0
-            reset.checksums = BlockChecksums()
-            reset.verified = []
-            s.entries[key] = reset
-            try index.save(reset.info, checksums: reset.checksums)
-            let file = try DataFile(path: path(for: reset))
-            s.files[key] = file
-            return file
+        var attempt = 0
+        while true {
+            do {
+                let file = try DataFile(path: path(for: entry), readOnly: isReadOnly)
+                s.files[key] = file
+                return file
+            } catch {
+                guard attempt == 0, DataFile.size(atPath: path(for: entry)) == nil else { throw error }
+                attempt += 1
+                // Moved or removed meanwhile: what does the index say now?
+                s.entries[key]?.epoch = -1
+                guard let current = entryLocked(&s, key, checkingFile: true) else { throw CacheError.notCached(key) }
+                entry = current
+            }
         }
-        let file = try DataFile(path: filePath, readOnly: isReadOnly)
-        s.files[key] = file
-        return file
     }
 
     /// Blocks until files moved to `trash/` so far have been unlinked.

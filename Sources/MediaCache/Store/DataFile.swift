@@ -12,11 +12,16 @@ final class DataFile: Sendable {
     let path: String
     let descriptor: Int32
 
-    /// Opens (creating if needed) the file at `path` for reading and writing, or only for reading.
-    init(path: String, readOnly: Bool = false) throws(CacheError) {
+    /// Opens the file at `path` for reading and writing, or only for reading; `create` makes a new file, failing
+    /// when one is there. A missing file throws `.notFound` (another process evicted or refiled it).
+    init(path: String, readOnly: Bool = false, create: Bool = false) throws(CacheError) {
         self.path = path
-        let fd = readOnly ? open(path, O_RDONLY | O_CLOEXEC) : open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .io("cannot open \(path): \(DataFile.errnoText())") }
+        let flags = readOnly ? O_RDONLY : O_RDWR
+        let fd = create ? open(path, flags | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) : open(path, flags | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { throw .io("\(path) is gone (another process evicted or moved it)") }
+            throw .io("cannot open \(path): \(DataFile.errnoText())")
+        }
         descriptor = fd
     }
 

@@ -16,9 +16,10 @@ public enum Admission: Sendable, Equatable {
     case uncacheable(String)
 }
 
-/// One resource's in-memory state: recorded info plus the ranges written since (readable, not yet recorded).
+/// One resource as this process knows it: what the index recorded (as of `epoch`) plus the ranges this process
+/// wrote since (readable here, not yet recorded).
 struct StoreEntry {
-    /// What the index may record: `info.ranges` holds only durable ranges.
+    /// What the index recorded: `info.ranges` holds only durable ranges.
     var info: ResourceInfo
     var written: ByteRangeSet
     var unrecordedBytes: Int64 = 0
@@ -28,34 +29,50 @@ struct StoreEntry {
     var checksums = BlockChecksums()
     /// Blocks whose bytes matched their checksum in this process (each is checked once per process).
     var verified: Set<Int64> = []
+    /// The store's `epoch` when this was read from the index; an older one is read again before use.
+    var epoch: Int64 = 0
 
-    init(info: ResourceInfo, checksums: BlockChecksums? = nil) {
-        lastRecorded = info.lastAccess
-        self.info = info
-        written = info.ranges
-        if var checksums {
-            // Checksums of bytes the index no longer holds (clamped at open) check nothing.
-            checksums.keepOnly(coveredBy: info.ranges)
-            self.checksums = checksums
-        }
+    init(_ resource: IndexedResource, epoch: Int64) {
+        lastRecorded = resource.info.lastAccess
+        info = resource.info
+        written = resource.info.ranges
+        checksums = resource.checksums
+        self.epoch = epoch
+    }
+
+    /// This entry brought up to date with what the index records now, keeping the bytes this process wrote and
+    /// has not recorded yet (when the generation is still the same: a new one starts empty).
+    func refreshed(from resource: IndexedResource, epoch: Int64) -> StoreEntry {
+        var fresh = StoreEntry(resource, epoch: epoch)
+        guard resource.info.generation == info.generation else { return fresh }
+        var unrecorded = written
+        for range in info.ranges { unrecorded.remove(range) }
+        for range in unrecorded { fresh.written.insert(range) }
+        fresh.unrecordedBytes = fresh.written.total - fresh.info.ranges.total
+        fresh.lastRecorded = lastRecorded
+        fresh.info.lastAccess = Swift.max(info.lastAccess, fresh.info.lastAccess)
+        fresh.verified = verified.filter { fresh.checksums[$0] == checksums[$0] && fresh.checksums[$0] != nil }
+        return fresh
     }
 }
 
-extension StoreState {
-    /// Takes `bytes` off the running total of `state` (bytes dropped from an entry in that state).
-    mutating func subtract(_ bytes: Int64, from state: ResourceState) {
-        if state == .complete { completeBytes -= bytes } else { partialBytes -= bytes }
-    }
-}
-
-/// Everything the store's lock protects.
+/// Everything the store's lock protects. The index is the truth shared with other processes; `entries` caches
+/// the resources this process uses, read again whenever another process changed the index.
 struct StoreState {
     static let maxOpenFiles = 32
-    var entries: [CacheKey: StoreEntry]
+    /// Entries kept in memory beyond those in use (dropping one costs a read of the index when next used).
+    static let maxCachedEntries = 4096
+    var entries: [CacheKey: StoreEntry] = [:]
     var files: [CacheKey: DataFile] = [:]
     var pins: [CacheKey: Int] = [:]
-    var partialBytes: Int64 = 0
-    var completeBytes: Int64 = 0
+    /// Bumped whenever the index's data version shows another process's change.
+    var epoch: Int64 = 0
+    var dataVersion: Int64 = 0
+    /// Recorded usage as of `usageEpoch`, plus what this process recorded since.
+    var usage = CacheUsage()
+    var usageEpoch: Int64 = -1
+    /// Entries holding bytes not recorded yet.
+    var unrecorded: Set<CacheKey> = []
     var bytesSinceSpaceCheck: Int64 = 0
     var lastExpiryCheck: Date = .distantPast
     var pendingTraffic: [CacheKey?: (origin: Int64, hit: Int64)] = [:]
@@ -67,13 +84,13 @@ struct StoreState {
     var refusal: String?
     /// Resources given up on: they stream through without another attempt to cache them.
     var uncacheable: [CacheKey: String] = [:]
+    /// What was repaired so far (at open, and as entries were first used).
+    var recovery = RecoveryReport()
+    /// Entries a read-only store found to be of another version than the origin's: never served.
+    var hidden: Set<CacheKey> = []
+    /// Set by `close`.
+    var closed = false
 
-    init(entries: [CacheKey: StoreEntry]) {
-        self.entries = entries
-        for entry in entries.values {
-            if entry.info.state == .complete { completeBytes += entry.written.total } else {
-                partialBytes += entry.written.total
-            }
-        }
-    }
+    /// Bytes this process wrote and has not recorded yet (all of them partial).
+    var unrecordedBytes: Int64 { unrecorded.reduce(0) { $0 + (entries[$1]?.unrecordedBytes ?? 0) } }
 }
