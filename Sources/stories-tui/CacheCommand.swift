@@ -20,7 +20,7 @@ struct CacheCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingFailures {
                 // Looking must not create anything: a cache that does not exist yet is an empty one.
-                let store = cache.exists ? try cache.openStore() : nil
+                let store = cache.exists ? try cache.openStore(readOnly: true) : nil
                 let budgets = try Budgets.resolve()
                 let stats = try store?.stats()
                     ?? CacheStats.empty(directory: cache.url, configuration: budgets.configuration)
@@ -60,9 +60,9 @@ struct CacheCommand: AsyncParsableCommand {
                     print(json ? "[]" : "the cache is empty (\(cache.url.path))")
                     return
                 }
-                let store = try cache.openStore()
+                let store = try cache.openStore(readOnly: true)
                 let plays = try cache.openPlayCounts(beside: store, create: false)?.countsByResource() ?? [:]
-                let rows = store.allResources().map { ListedResource(info: $0, playCount: plays[$0.key] ?? 0) }
+                let rows = store.allResources().map { ListedResource(info: $0, playCount: plays[$0.key] ?? 0, file: store.path(for: $0)) }
                 if json {
                     print(try JSONOutput.encode(rows))
                 } else if rows.isEmpty {
@@ -133,8 +133,10 @@ struct ListedResource: Codable {
     var lastModified: String?
     var lastAccess: String
     var playCount: Int
+    /// The data file holding the cached bytes.
+    var file: String
 
-    init(info: ResourceInfo, playCount: Int) {
+    init(info: ResourceInfo, playCount: Int, file: String) {
         url = info.metadata.url
         key = info.key.hex
         contentLength = info.metadata.contentLength
@@ -146,6 +148,7 @@ struct ListedResource: Codable {
         lastModified = info.metadata.lastModified
         lastAccess = ISO8601DateFormatter().string(from: info.lastAccess)
         self.playCount = playCount
+        self.file = file
     }
 
     var rangesText: String { ranges.isEmpty ? "none" : ranges.map { "\($0[0])-\($0[1] - 1)" }.joined(separator: ",") }

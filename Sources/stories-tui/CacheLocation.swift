@@ -27,13 +27,7 @@ enum CacheLocation {
     /// option to change).
     static func describe(_ error: any Error) -> String {
         guard let cacheError = error as? CacheError else { return "\(error)" }
-        switch cacheError {
-        case .inUse(let directory):
-            return "cache directory \(directory) is in use by another stories-tui process "
-                + "(wait for it to finish or pass a different --cache-dir)"
-        default:
-            return "\(cacheError)".replacingOccurrences(of: "use a different cache directory", with: "pass a different --cache-dir")
-        }
+        return "\(cacheError)".replacingOccurrences(of: "use a different cache directory", with: "pass a different --cache-dir")
     }
 }
 

@@ -66,15 +66,17 @@ struct CacheDirOption: ParsableArguments {
     /// The resolved directory.
     var url: URL { CacheLocation.resolve(explicit: cacheDir) }
 
-    /// True when the directory exists (commands that only look do not create it).
-    var exists: Bool { FileManager.default.fileExists(atPath: url.path) }
+    /// True when the directory holds a cache (commands that only look do not create one).
+    var exists: Bool { FileManager.default.fileExists(atPath: url.appendingPathComponent("index.sqlite").path) }
 
     /// Opens the store with the budgets in force (`budgets`' flags over the environment over the config file),
-    /// turning failures into one clear line and exit code 1 (2 for a bad budget).
-    func openStore(budgets: BudgetOptions? = nil) throws -> CacheStore {
+    /// turning failures into one clear line and exit code 1 (2 for a bad budget). `readOnly` is for commands
+    /// that only look: they change nothing and never wait for the processes using the cache.
+    func openStore(budgets: BudgetOptions? = nil, readOnly: Bool = false) throws -> CacheStore {
         let configuration = try Budgets.resolve(flags: budgets?.given ?? [:]).configuration
         do {
-            return try CacheStore(directory: url, configuration: configuration, logger: CLILogging.logger())
+            return try CacheStore(
+                directory: url, configuration: configuration, logger: CLILogging.logger(), readOnly: readOnly)
         } catch {
             throw CLIFailure(message: CacheLocation.describe(error), exitCode: 1)
         }

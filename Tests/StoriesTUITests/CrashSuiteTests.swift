@@ -31,7 +31,7 @@ import Glibc
     }
 
     struct Entry {
-        var key: String
+        var file: String
         var ranges: [Range<Int>]
         var cached: Int
     }
@@ -39,10 +39,10 @@ import Glibc
     private func entry(_ cache: String) async throws -> Entry? {
         let ls = try await CLI.run(["cache", "ls", "--json", "--cache-dir", cache])
         guard let list = try JSONSerialization.jsonObject(with: ls.stdout) as? [[String: Any]], let first = list.first,
-            let key = first["key"] as? String, let ranges = first["ranges"] as? [[Int]],
+            let file = first["file"] as? String, let ranges = first["ranges"] as? [[Int]],
             let cached = first["cachedBytes"] as? Int
         else { return nil }
-        return Entry(key: key, ranges: ranges.map { $0[0]..<$0[1] }, cached: cached)
+        return Entry(file: file, ranges: ranges.map { $0[0]..<$0[1] }, cached: cached)
     }
 
     @Test(.timeLimit(.minutes(5))) func thirtyKillsLoseLittleAndNeverAWrongByte() async throws {
@@ -86,7 +86,7 @@ import Glibc
             }
             kept += now.cached - cachedBefore
             // Every range recorded, checked against the source where it was not checked before.
-            let file = scratch.path + "/cache/temp/" + now.key
+            let file = now.file
             let handle = try #require(FileHandle(forReadingAtPath: file), "round \(round): no data file")
             for range in now.ranges {
                 var start = range.lowerBound

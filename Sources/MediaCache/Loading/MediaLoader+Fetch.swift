@@ -46,8 +46,41 @@ extension MediaLoader {
         return etag.hasPrefix("W/")
     }
 
+    /// How often a fetch that waits for another process's bytes looks for them.
+    static let sharedFetchPoll: Duration = .milliseconds(20)
+
+    /// Locks `start..<end` of `key` against other processes sharing the cache directory. Another process already
+    /// fetching the bytes at `start`: waits for them to reach the index (nil: they did; readers read them from
+    /// disk) or for that process to let go. A claim may come back shorter than asked (another process fetches
+    /// bytes further on).
+    private func claimFetch(key: CacheKey, fetchID: Int, start: Int64, end: Int64) async throws -> ByteRange? {
+        var waited = false
+        while true {
+            try Task.checkCancellation()
+            if waited, store.availableRanges(for: key).contains(start) { return nil }
+            if let claimed = store.locks.lockForFetching(key, start..<Swift.max(end, start + 1)).locked {
+                if waited, store.availableRanges(for: key).contains(start) {
+                    // Arrived between the look and the lock.
+                    store.locks.unlock(key, claimed)
+                    return nil
+                }
+                return claimed
+            }
+            if !waited {
+                eventLog?.emit("fetch_shared", ["key": key.description, "start": start])
+                waited = true
+            }
+            guard case .some = coordinator.target(key: key, fetchID: fetchID) else { return nil }
+            try await Task.sleep(for: Self.sharedFetchPoll)
+        }
+    }
+
     private func performFetch(key: CacheKey, url: URL, fetchID: Int, start: Int64) async throws {
-        guard case .some(let initialTarget) = coordinator.target(key: key, fetchID: fetchID) else { return }
+        guard case .some(var initialTarget) = coordinator.target(key: key, fetchID: fetchID) else { return }
+        let claimEnd = initialTarget ?? store.info(for: key)?.metadata.contentLength ?? Int64.max
+        guard let claim = try await claimFetch(key: key, fetchID: fetchID, start: start, end: claimEnd) else { return }
+        defer { store.locks.unlock(key, claim) }
+        if claim.upperBound < claimEnd { initialTarget = claim.upperBound }
         let cached = store.info(for: key).flatMap { $0.ranges.isEmpty ? nil : $0 }
         let validator = cached.flatMap { Self.ifRangeValidator($0.metadata) }
         // Without a strong validator, a resume re-reads the cached bytes just before it and compares them; when
@@ -161,6 +194,8 @@ extension MediaLoader {
                 coordinator.change(key) { $0.progressed(fetchID: fetchID, to: writeOffset) }
             }
             if let target, writeOffset >= target { return }
+            // Another process fetches what comes next.
+            if claim.upperBound < claimEnd, writeOffset >= claim.upperBound { return }
         }
         if metadata.contentLength == nil, response.status == 200 {
             // A chunked body with no declared length: its end is the length.

@@ -12,8 +12,6 @@ public enum CacheError: Error, Equatable, Sendable, CustomStringConvertible {
     case resourceChanged(CacheKey)
     /// A write fell outside the resource's known length.
     case outOfBounds(CacheKey, ByteRange, length: Int64)
-    /// Another process holds the cache directory (its path).
-    case inUse(String)
     /// Cached bytes failed their checksum: they were dropped from the cache and must be fetched again.
     case corruptData(CacheKey, ByteRange)
 
@@ -36,8 +34,6 @@ public enum CacheError: Error, Equatable, Sendable, CustomStringConvertible {
             return "resource \(key): bytes \(range.lowerBound)-\(range.upperBound - 1) are not cached"
         case .resourceChanged(let key):
             return "resource \(key) changed at the origin while in use; request it again"
-        case .inUse(let directory):
-            return "cache directory \(directory) is in use by another process (wait for it to finish or use a different cache directory)"
         case .corruptData(let key, let range):
             return "resource \(key): cached bytes \(range.lowerBound)-\(range.upperBound - 1) failed their checksum and were dropped; fetch them again"
         case .outOfBounds(let key, let range, let length):

@@ -34,7 +34,7 @@ extension CacheIndex {
     /// A number that changes whenever another connection (another process, or another store on the same
     /// directory) commits a change; this connection's own commits leave it as it is.
     func dataVersion() -> Int64 {
-        (try? queue.read { db in try Int64.fetchOne(db, sql: "PRAGMA data_version") }) ?? 0
+        (try? queue.inDatabase { db in try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA data_version")) }) ?? 0
     }
 
     /// The resource recorded under `key`, or nil. A row whose values cannot be decoded (an index edited or damaged

@@ -55,7 +55,7 @@ extension CacheStore {
     /// Removes one resource (its file goes through `trash/`). Returns false when it was not cached.
     @discardableResult
     public func remove(key: CacheKey) throws -> Bool {
-        try state.withLockedValue { s in
+        try locked { s in
             if s.uncacheable.removeValue(forKey: key) != nil { try index.setUncacheable(key, reason: nil) }
             guard entryLocked(&s, key) != nil else { return false }
             try discardLocked(&s, key)
@@ -66,7 +66,7 @@ extension CacheStore {
     /// Removes every resource; cumulative traffic totals are kept.
     public func removeAll() throws {
         let keys = try index.keysGenerationsAndStates().keys
-        try state.withLockedValue { s in
+        try locked { s in
             for key in keys { try discardLocked(&s, key) }
             try index.deleteEverything()
             for key in Array(s.entries.keys) { forgetLocked(&s, key) }
@@ -76,7 +76,7 @@ extension CacheStore {
 
     /// Bytes stored now, partial and complete (one small index read at most).
     public var storedBytes: Int64 {
-        state.withLockedValue { s in
+        locked { s in
             let usage = usageLocked(&s)
             return usage.partialBytes + usage.completeBytes
         }
@@ -86,7 +86,7 @@ extension CacheStore {
     public func stats() throws -> CacheStats {
         try flushTraffic()
         let totals = try index.totals()
-        return state.withLockedValue { s in
+        return locked { s in
             let usage = usageLocked(&s)
             var stats = CacheStats(
                 entries: usage.entries, storedBytes: usage.partialBytes + usage.completeBytes,
@@ -113,7 +113,7 @@ extension CacheStore {
     /// Adds pending traffic counters to the index (additions: several processes' counts sum up).
     public func flushTraffic() throws {
         guard !isReadOnly else { return }
-        try state.withLockedValue { s in
+        try locked { s in
             try index.addTraffic(s.pendingTraffic)
             s.pendingTraffic.removeAll()
         }

@@ -9,6 +9,15 @@ import Darwin
 extension CacheStore {
     // MARK: - The shared index, seen from this process
 
+    /// Runs `body` under the store's lock, having first noticed other processes' changes (once per call: the
+    /// helpers it calls trust that look).
+    func locked<T>(_ body: (inout StoreState) throws -> T) rethrows -> T {
+        try state.withLockedValue { s in
+            refreshLocked(&s)
+            return try body(&s)
+        }
+    }
+
     /// Notices another process's changes: when the index's data version moved, every cached entry is read again
     /// before its next use.
     func refreshLocked(_ s: inout StoreState) {
@@ -22,23 +31,22 @@ extension CacheStore {
     /// `key`'s entry as the index records it now, with the bytes this process wrote and has not recorded yet;
     /// nil when it is not cached. The first time this process uses an entry, its file is checked against it.
     func entryLocked(_ s: inout StoreState, _ key: CacheKey, checkingFile: Bool = false) -> StoreEntry? {
-        refreshLocked(&s)
         if let cached = s.entries[key], cached.epoch == s.epoch, !checkingFile { return cached }
         if s.hidden.contains(key) { return nil }
         let firstUse = s.entries[key] == nil || checkingFile
-        let resource: IndexedResource?
+        var resource: IndexedResource?
         do {
-            resource = firstUse && !isReadOnly ? try checkFileLocked(&s, key) : try index.resource(key)
+            resource = try index.resource(key)
+            if firstUse, let found = resource, checkingFile || !Self.fileMatches(found.info, path: path(for: found.info)) {
+                // Nothing can be repaired in a read-only store: leave out what its file does not hold.
+                resource = isReadOnly ? nil : try checkFileLocked(&s, key)
+            }
         } catch {
             logger.error("cache entry \(key): \(error)")
             return s.entries[key]
         }
         guard let resource else {
             forgetLocked(&s, key)
-            return nil
-        }
-        if isReadOnly, firstUse, !Self.fileMatches(resource.info, path: path(for: key, generation: resource.info.generation, state: resource.info.state)) {
-            // Nothing can be repaired here: leave out what its file does not hold.
             return nil
         }
         let entry = s.entries[key].map { $0.refreshed(from: resource, epoch: s.epoch) } ?? StoreEntry(resource, epoch: s.epoch)
@@ -75,7 +83,6 @@ extension CacheStore {
 
     /// Recorded usage (read again after another process's change or this one's), plus unrecorded bytes.
     func usageLocked(_ s: inout StoreState) -> CacheUsage {
-        refreshLocked(&s)
         if s.usageEpoch != s.epoch {
             do {
                 s.usage = try index.usage()
@@ -99,7 +106,6 @@ extension CacheStore {
             (try body(&resource, transaction), resource)
         }
         s.usageEpoch = -1
-        refreshLocked(&s)
         guard let after else {
             forgetLocked(&s, key)
             return result

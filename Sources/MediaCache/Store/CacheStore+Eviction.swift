@@ -41,11 +41,11 @@ extension CacheStore {
     /// order. Runs at open, and after commits when a budget is exceeded or a minute has passed.
     @discardableResult
     public func enforceBudgets() throws -> [(CacheKey, EvictionReason)] {
-        try state.withLockedValue { s in try enforceBudgetsLocked(&s, excluding: nil) }
+        try locked { s in try enforceBudgetsLocked(&s, excluding: nil) }
     }
 
     func enforceBudgetsIfDue() throws {
-        try state.withLockedValue { s in
+        try locked { s in
             let usage = usageLocked(&s)
             let overBudget =
                 usage.partialBytes > configuration.partialByteLimit || usage.completeBytes > configuration.completeByteLimit

@@ -64,8 +64,12 @@ extension CacheStore {
             state.withLockedValue { $0.recovery = report }
             try index.setMeta("dirty", 1)
         }
-        // Waits only while another process finishes the steps above.
-        _ = flock(lockFD, LOCK_SH)
+        // Waits only while another process finishes the steps above (a sweep after a crash); a holder that does
+        // not let go within a minute only costs this process its part in telling a crash from a clean close.
+        let deadline = ContinuousClock.now + .seconds(60)
+        while flock(lockFD, LOCK_SH | LOCK_NB) != 0, errno == EWOULDBLOCK || errno == EINTR, ContinuousClock.now < deadline {
+            usleep(10_000)
+        }
     }
 
     /// Leaves the directory: the last process out records that it closed cleanly.
@@ -108,7 +112,7 @@ extension CacheStore {
         }
         var checked = state.withLockedValue { $0.recovery }
         for key in recorded.keys where !accounted.contains(key) {
-            _ = try state.withLockedValue { s in
+            _ = try locked { s in
                 s.recovery = checked
                 defer { checked = s.recovery }
                 return try checkFileLocked(&s, key)

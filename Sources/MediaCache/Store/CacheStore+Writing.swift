@@ -20,7 +20,7 @@ extension CacheStore {
     public func prepare(key: CacheKey, metadata: ResourceMetadata, replacing: Bool = false) throws -> Admission {
         if isReadOnly {
             // Nothing new can be stored; a cached copy of another version must not be served either.
-            state.withLockedValue { s in
+            locked { s in
                 guard let entry = entryLocked(&s, key),
                     replacing || entry.info.metadata.isDifferentVersion(from: metadata)
                 else { return }
@@ -35,7 +35,7 @@ extension CacheStore {
         let budget = min(configuration.partialByteLimit, configuration.completeByteLimit)
         if let length = metadata.contentLength, length > budget {
             // The version check comes first: a cached copy of another version goes, whether or not the new one fits.
-            try state.withLockedValue { s in
+            try locked { s in
                 if let entry = entryLocked(&s, key), replacing || entry.info.metadata.isDifferentVersion(from: metadata) {
                     logger.info("resource \(key) changed at the origin; discarding the cached version")
                     try discardLocked(&s, key)
@@ -43,7 +43,7 @@ extension CacheStore {
             }
             return .uncacheable("\(length) bytes is more than the cache budget (\(budget) bytes)")
         }
-        return try state.withLockedValue { s in
+        return try locked { s in
             if let reason = s.uncacheable[key] {
                 // Given up on before; a length that now fits the budget earns it another try.
                 guard let length = metadata.contentLength, length <= budget else { return .uncacheable(reason) }
@@ -109,7 +109,7 @@ extension CacheStore {
     public func write(key: CacheKey, generation: Int64, offset: Int64, bytes: UnsafeRawBufferPointer) throws -> Bool {
         guard bytes.count > 0 else { return true }
         let range = offset..<(offset + Int64(bytes.count))
-        let (stored, needsCommit) = try state.withLockedValue { s -> (Bool, Bool) in
+        let (stored, needsCommit) = try locked { s -> (Bool, Bool) in
             guard let entry = entryLocked(&s, key), entry.info.generation == generation else {
                 throw CacheError.resourceChanged(key)
             }
@@ -148,7 +148,7 @@ extension CacheStore {
     /// ones, until the origin declares a length that fits the budget.
     public func giveUp(key: CacheKey, reason: String) throws {
         guard !isReadOnly else { return }
-        try state.withLockedValue { s in
+        try locked { s in
             try discardLocked(&s, key)
             s.uncacheable[key] = reason
             try index.setUncacheable(key, reason: reason)
@@ -174,7 +174,7 @@ extension CacheStore {
     /// The sync runs outside the store's lock, so readers and writers of other resources never wait for the disk.
     /// Bytes whose sync fails are forgotten (treated as missing, fetched again), never recorded by a later commit.
     public func commit(key: CacheKey) throws {
-        let pending = state.withLockedValue {
+        let pending = locked {
             s -> (file: DataFile?, ranges: ByteRangeSet, generation: Int64, fault: Int32?)? in
             guard let entry = s.entries[key], entry.unrecordedBytes > 0 else { return nil }
             return (s.files[key], entry.written, entry.info.generation, s.faults.syncErrno)
@@ -191,7 +191,7 @@ extension CacheStore {
         } catch {
             failure = .io("\(error)")
         }
-        try state.withLockedValue { s in
+        try locked { s in
             try recordLocked(&s, key, durable: pending.ranges, generation: pending.generation, syncFailed: failure != nil)
         }
         if let failure { throw failure }
@@ -200,7 +200,7 @@ extension CacheStore {
 
     /// Commits every resource with unrecorded bytes.
     public func commitAll() throws {
-        try state.withLockedValue { s in
+        try locked { s in
             for key in Array(s.unrecorded) { try commitLocked(&s, key) }
         }
     }

@@ -143,7 +143,7 @@ public final class CacheStore: Sendable {
         defer { closeShared() }
         try commitAll()
         try flushTraffic()
-        try state.withLockedValue { s in
+        try locked { s in
             try flushAccessTimesLocked(&s)
             s.files.removeAll()
             s.entries.removeAll()
@@ -154,7 +154,7 @@ public final class CacheStore: Sendable {
 
     /// The resource's metadata and its readable ranges, or nil when it is not cached.
     public func info(for key: CacheKey) -> ResourceInfo? {
-        state.withLockedValue { s in
+        locked { s in
             guard let entry = entryLocked(&s, key) else { return nil }
             var info = entry.info
             info.ranges = entry.written
@@ -169,7 +169,7 @@ public final class CacheStore: Sendable {
     /// Every cached resource, most recently accessed first (reads the whole index: for listings).
     public func allResources() -> [ResourceInfo] {
         let recorded = (try? index.loadAll()) ?? []
-        return state.withLockedValue { s in
+        return locked { s in
             recorded.map { stored in
                 guard let entry = s.entries[stored.key], entry.info.generation == stored.generation else {
                     return stored
@@ -187,7 +187,7 @@ public final class CacheStore: Sendable {
     /// zero-copy sending; nil unless every byte is cached. Eviction renames the file, so an open descriptor stays
     /// valid while it is read.
     public func openCompleteFile(for key: CacheKey) -> (descriptor: Int32, length: Int64)? {
-        state.withLockedValue { s in
+        locked { s in
             guard let entry = entryLocked(&s, key), entry.info.state == .complete,
                 let length = entry.info.metadata.contentLength
             else { return nil }
@@ -212,7 +212,7 @@ public final class CacheStore: Sendable {
     /// The ranges of `key` that can be read now (empty when not cached), including ranges other processes
     /// recorded since this one last looked.
     public func availableRanges(for key: CacheKey) -> ByteRangeSet {
-        state.withLockedValue { s in entryLocked(&s, key)?.written ?? ByteRangeSet() }
+        locked { s in entryLocked(&s, key)?.written ?? ByteRangeSet() }
     }
 
     // MARK: - Reading
@@ -221,7 +221,7 @@ public final class CacheStore: Sendable {
     /// instead of reading a newer version than the one the reader started with. Bytes that fail their checksum
     /// are dropped from the cache and `corruptData` is thrown (fetch them again).
     public func read(key: CacheKey, range: ByteRange, generation: Int64? = nil) throws -> [UInt8] {
-        try state.withLockedValue { s in
+        try locked { s in
             guard var entry = entryLocked(&s, key) else { throw CacheError.notCached(key) }
             if let generation, generation != entry.info.generation { throw CacheError.resourceChanged(key) }
             guard entry.written.contains(range) else { throw CacheError.rangeNotCached(key, range) }
@@ -244,7 +244,7 @@ public final class CacheStore: Sendable {
 
     /// Marks the resource as used now (eviction is least-recently-used).
     public func touch(key: CacheKey) throws {
-        try state.withLockedValue { s in
+        try locked { s in
             guard var entry = entryLocked(&s, key) else { return }
             entry.info.lastAccess = now()
             s.entries[key] = entry
@@ -262,8 +262,11 @@ public final class CacheStore: Sendable {
             .appendingPathComponent("\(key.hex).\(generation)")
     }
 
-    func path(for entry: StoreEntry) -> String {
-        path(for: entry.info.key, generation: entry.info.generation, state: entry.info.state)
+    func path(for entry: StoreEntry) -> String { path(for: entry.info) }
+
+    /// The data file holding the bytes `info` describes (for inspection: the store alone writes it).
+    public func path(for info: ResourceInfo) -> String {
+        path(for: info.key, generation: info.generation, state: info.state)
     }
 
     /// The open data file of `key`'s current entry. A file that went away (another process evicted or refiled
