@@ -1,5 +1,10 @@
 import Foundation
 import MediaTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Runs the built `stories-tui` binary and captures its output.
 struct CLIResult {
@@ -120,5 +125,47 @@ extension CLI {
                 })
             }
         }
+    }
+}
+
+/// `stories-tui serve` as a child process.
+enum ServeProcess {
+    /// Starts `serve` with `arguments`; returns the process, its base URL and its stderr.
+    static func start(_ arguments: [String]) async throws -> (Process, String, Pipe) {
+        let process = Process()
+        process.executableURL = try CLI.binary()
+        process.arguments = ["serve"] + arguments
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let firstLine = try await offPool { () -> String in
+            var data = Data()
+            while !data.contains(UInt8(ascii: "\n")) {
+                let chunk = out.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                data.append(chunk)
+            }
+            return String(decoding: data, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
+        }
+        #expect(firstLine.hasPrefix("proxy listening on http://127.0.0.1:"), "\(firstLine)")
+        return (process, String(firstLine.dropFirst("proxy listening on ".count)), err)
+    }
+
+    /// Stops `serve` with SIGINT; one that does not exit within a minute is a failure (and is killed).
+    static func stop(_ process: Process) async throws {
+        kill(process.processIdentifier, SIGINT)
+        try await waitForExit(process)
+    }
+
+    static func waitForExit(_ process: Process) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        if process.isRunning {
+            Issue.record("serve did not stop within a minute of its signal")
+            kill(process.processIdentifier, SIGKILL)
+        }
+        try await offPool { process.waitUntilExit() }
     }
 }

@@ -231,45 +231,6 @@ import Testing
         await other.shutdown()
     }
 
-    /// Starts `serve` with `arguments`; returns the process, its base URL and its stderr.
-    private func startServe(_ arguments: [String]) async throws -> (Process, String, Pipe) {
-        let process = Process()
-        process.executableURL = try CLI.binary()
-        process.arguments = ["serve"] + arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let firstLine = try await offPool { () -> String in
-            var data = Data()
-            while !data.contains(UInt8(ascii: "\n")) {
-                let chunk = out.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                data.append(chunk)
-            }
-            return String(decoding: data, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
-        }
-        #expect(firstLine.hasPrefix("proxy listening on http://127.0.0.1:"), "\(firstLine)")
-        return (process, String(firstLine.dropFirst("proxy listening on ".count)), err)
-    }
-
-    /// Stops `serve` with SIGINT; one that does not exit within a minute is a failure (and is killed).
-    private func stop(_ process: Process) async throws {
-        kill(process.processIdentifier, SIGINT)
-        try await waitForExit(process)
-    }
-
-    private func waitForExit(_ process: Process) async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        if process.isRunning {
-            Issue.record("serve did not stop within a minute of its signal")
-            kill(process.processIdentifier, SIGKILL)
-        }
-        try await offPool { process.waitUntilExit() }
-    }
-
     @Test func keepsItsTokenLogsEveryRequestAndStaysQuietWhenClientsLeave() async throws {
         let origin = try await MediaOriginServer()
         let cache = ScratchDirectory()
@@ -281,13 +242,13 @@ import Testing
         allowed.insert(charactersIn: "-._~")
         let encoded = origin.url("t.mp4").absoluteString.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
 
-        let (first, base, err) = try await startServe(["--cache-dir", cache.path, "--access-log", logPath])
+        let (first, base, err) = try await ServeProcess.start(["--cache-dir", cache.path, "--access-log", logPath])
         let ranged = try await CLI.runTool(
             "/usr/bin/env", ["curl", "-s", "--max-time", "60", "-o", "/dev/null", "-H", "Range: bytes=0-99999", base + "media?url=" + encoded])
         #expect(ranged.status == 0)
         // A client that leaves mid-body (a player seeking away) is routine, not a warning.
         _ = try await CLI.runTool("/usr/bin/env", ["sh", "-c", "curl -s --max-time 60 '\(base)media?url=\(encoded)' | head -c 1000 >/dev/null"])
-        try await stop(first)
+        try await ServeProcess.stop(first)
         let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(!stderr.contains("warning") && !stderr.contains("failed mid-body"), "\(stderr)")
         let lines = try String(contentsOfFile: logPath, encoding: .utf8).split(separator: "\n")
@@ -303,13 +264,13 @@ import Testing
         let tokenFile = cache.path + "/proxy-token"
         let mode = try FileManager.default.attributesOfItem(atPath: tokenFile)[.posixPermissions] as? Int
         #expect(mode == 0o600)
-        let (second, again, _) = try await startServe(["--cache-dir", cache.path])
+        let (second, again, _) = try await ServeProcess.start(["--cache-dir", cache.path])
         #expect(again.split(separator: "/").last == base.split(separator: "/").last, "\(again) vs \(base)")
-        try await stop(second)
+        try await ServeProcess.stop(second)
         let chosen = "my-own-token-0123456789"
-        let (third, mine, _) = try await startServe(["--cache-dir", cache.path, "--token", chosen])
+        let (third, mine, _) = try await ServeProcess.start(["--cache-dir", cache.path, "--token", chosen])
         #expect(mine.hasSuffix("/\(chosen)/"))
-        try await stop(third)
+        try await ServeProcess.stop(third)
         let bad = try await CLI.run(["serve", "--token", "short", "--cache-dir", cache.path])
         #expect(bad.status == 2)
         #expect(bad.stderr.contains("--token: the token must be 16 to 128 letters"), "\(bad.stderr)")
@@ -322,14 +283,14 @@ import Testing
         defer { cache.cleanup() }
         let bytes = content(200_000)
         origin.set(OriginResource(bytes: bytes, etag: "\"sv\""), at: "/s.mp4")
-        let (process, base, _) = try await startServe(["--cache-dir", cache.path])
+        let (process, base, _) = try await ServeProcess.start(["--cache-dir", cache.path])
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
         let encoded = origin.url("s.mp4").absoluteString.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
         let curl = try await CLI.runTool("/usr/bin/env", ["curl", "-s", "--max-time", "60", "-H", "Range: bytes=0-99999", base + "media?url=" + encoded])
         #expect(curl.stdout == Data(bytes[0..<100_000]))
         kill(process.processIdentifier, signalNumber)
-        try await waitForExit(process)
+        try await ServeProcess.waitForExit(process)
         #expect(process.terminationReason == .exit, "a clean stop, not a death by signal")
         #expect(process.terminationStatus == 128 + signalNumber, "the exit code a shell expects after that signal")
         let ls = try await CLI.run(["cache", "ls", "--json", "--cache-dir", cache.path])
