@@ -24,6 +24,12 @@ final class SignalWatcher: @unchecked Sendable {
     private let writeEnd: Int32
 
     init(handler: @escaping @Sendable () -> Void) {
+        // A parent may have left these signals blocked (the mask is inherited across exec): a blocked SIGINT stays
+        // pending and the command would play on to the end. Unblocked here, and in every thread started after.
+        var wanted = sigset_t()
+        sigemptyset(&wanted)
+        for number in Self.signals { sigaddset(&wanted, number) }
+        pthread_sigmask(SIG_UNBLOCK, &wanted, nil)
         var ends: [Int32] = [-1, -1]
         if pipe(&ends) != 0 { ends = [-1, -1] }
         readEnd = ends[0]

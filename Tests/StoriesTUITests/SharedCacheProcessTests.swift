@@ -62,6 +62,7 @@ import Glibc
         }
         try await ServeProcess.stop(serve)
         let total = sources.values.reduce(0) { $0 + $1.count }
+        print("shared cache: three processes, origin sent \(origin.bodyBytesSent) bytes for \(total) bytes of stories")
         // Three processes wanted every byte; the origin sent each about once.
         #expect(origin.bodyBytesSent <= Int64(total) + 3 * 512 * 1024, "sent \(origin.bodyBytesSent) for \(total)")
 

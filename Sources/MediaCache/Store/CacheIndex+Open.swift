@@ -35,7 +35,9 @@ extension CacheIndex {
     /// Opens the index at `path`. A corrupt file (SQLite says so, or the integrity check fails) is moved aside and
     /// a fresh index created; any other failure — a full disk, a read-only or unreadable file — is an error that
     /// changes nothing on disk. Returns the index and the path a corrupt file was moved to, if any.
-    static func open(path: String, logger: Logger, now: Date = Date(), readOnly: Bool = false) throws(CacheError)
+    static func open(
+        path: String, logger: Logger, now: Date = Date(), readOnly: Bool = false, thorough: Bool = true
+    ) throws(CacheError)
         -> (CacheIndex, movedAside: String?, readOnly: Bool)
     {
         if readOnly {
@@ -48,7 +50,7 @@ extension CacheIndex {
         }
         removeOldCorruptCopies(of: path, now: now)
         do {
-            return (try CacheIndex(path: path, readOnly: false), nil, false)
+            return (try CacheIndex(path: path, readOnly: false, thorough: thorough), nil, false)
         } catch where isCorruption(error) {
             let aside = path + ".corrupt-\(Int(now.timeIntervalSince1970))"
             logger.warning("cache index \(path) is corrupt (\(error)); moved it to \(aside) and starting a new one")

@@ -47,22 +47,23 @@ extension CacheStore {
     /// How often a sweep for stray files runs even without a crash.
     static let sweepInterval: TimeInterval = 86_400
 
+    /// The file the last process to close the directory leaves behind, and the first to open it removes.
+    static let cleanMarker = "closed-cleanly"
+
     /// Joins the processes using the directory: each holds a shared lock on `lock` for as long as it has the store
     /// open. One that finds no other (an exclusive lock succeeds) empties `trash/` and, when the last process to
     /// use the directory did not close it (a crash), when the index was rebuilt, or once a day, sweeps data files
     /// no entry accounts for.
-    func openShared(lockFD: Int32) throws {
-        if flock(lockFD, LOCK_EX | LOCK_NB) == 0 {
+    func openShared(lockFD: Int32, sole: Bool, crashed: Bool) throws {
+        if sole {
             var report = recovery
             report.trashFilesRemoved = Self.emptyDirectory(trashDirectory)
             let lastSweep = index.meta("lastSweep").map { Date(timeIntervalSince1970: TimeInterval($0)) }
-            let crashed = (index.meta("dirty") ?? 1) != 0
             if crashed || report.indexMovedAside != nil || lastSweep.map({ now().timeIntervalSince($0) >= Self.sweepInterval }) ?? true {
                 try sweep(into: &report)
                 try index.setMeta("lastSweep", Int64(now().timeIntervalSince1970))
             }
             state.withLockedValue { $0.recovery = report }
-            try index.setMeta("dirty", 1)
         }
         // Waits only while another process finishes the steps above (a sweep after a crash); a holder that does
         // not let go within a minute only costs this process its part in telling a crash from a clean close.
@@ -75,7 +76,11 @@ extension CacheStore {
     /// Leaves the directory: the last process out records that it closed cleanly.
     func closeShared() {
         locks.withDescriptor { fd in
-            if fd >= 0, flock(fd, LOCK_EX | LOCK_NB) == 0 { try? index.setMeta("dirty", 0) }
+            if fd >= 0, flock(fd, LOCK_EX | LOCK_NB) == 0 {
+                let marker = directory.appendingPathComponent(Self.cleanMarker).path
+                let created = SystemCalls.openFile(marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+                if created >= 0 { SystemCalls.closeDescriptor(created) }
+            }
         }
         locks.close()
     }

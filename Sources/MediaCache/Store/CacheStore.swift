@@ -99,10 +99,13 @@ public final class CacheStore: Sendable {
         if lockFD < 0, !readOnly {
             throw CacheError.io("cannot open \(lockPath): \(DataFile.errnoText())")
         }
-        locks = SharedLocks(descriptor: readOnly ? -1 : lockFD)
+        // The first process in (no other holds the lock) learns from the marker the last one out leaves whether
+        // that one closed cleanly; after a crash it checks the index page by page and sweeps the folders.
+        let sole = !readOnly && flock(lockFD, LOCK_EX | LOCK_NB) == 0
+        let crashed = sole && unlink(directory.appendingPathComponent(Self.cleanMarker).path) != 0
         do {
             let (index, movedAside, openedReadOnly) = try CacheIndex.open(
-                path: indexPath, logger: logger, now: now(), readOnly: readOnly)
+                path: indexPath, logger: logger, now: now(), readOnly: readOnly, thorough: crashed)
             readOnly = readOnly || openedReadOnly
             self.index = index
             isReadOnly = readOnly
@@ -116,10 +119,12 @@ public final class CacheStore: Sendable {
             throw error
         }
         guard !readOnly else {
+            locks = SharedLocks(descriptor: -1)
             if lockFD >= 0 { SystemCalls.closeDescriptor(lockFD) }
             return
         }
-        try openShared(lockFD: lockFD)
+        locks = SharedLocks(descriptor: lockFD)
+        try openShared(lockFD: lockFD, sole: sole, crashed: crashed)
         let report = recovery
         if report.repairedAnything { logger.warning("cache repaired at open: \(report)") }
         _ = try enforceBudgets()
