@@ -109,11 +109,12 @@ final class ProxyHandler: ChannelInboundHandler, @unchecked Sendable {
         // A client may assemble one file from several ranges and cannot be told of a new version between them:
         // give the check against the origin a moment to answer before describing a cached copy (it goes on
         // beside a slow or unreachable origin, and bytes of a version found stale mid-body end the connection).
-        await server.loader.validate(url: url, waitingAtMost: ProxyServer.validationWait)
+        let key = CacheKey(url: url)  // hashed once per request
+        await server.loader.validate(url: url, key: key, waitingAtMost: ProxyServer.validationWait)
         let info: ContentInformation
         let shown = OriginURL.withoutCredentials(url).absoluteString
         do {
-            info = try await server.loader.contentInformation(for: url)
+            info = try await server.loader.contentInformation(for: url, key: key)
         } catch {
             var answered = await upstreamFailure(error, channel, keepAlive, head: isHead)
             answered.url = shown
@@ -159,7 +160,7 @@ final class ProxyHandler: ChannelInboundHandler, @unchecked Sendable {
         }
         do {
             try await sendBody(
-                server: server, url: url, range: range, info: info, length: length, channel: channel,
+                server: server, url: url, key: key, range: range, info: info, length: length, channel: channel,
                 sent: &answered.bytes, outcome: &answered.outcome)
             await end(channel, keepAlive)
         } catch {
@@ -202,10 +203,9 @@ final class ProxyHandler: ChannelInboundHandler, @unchecked Sendable {
     /// Sends the body of the version the headers described: any other version ends the response early (the
     /// connection closes short of its Content-Length, so the client sees the truncation).
     private static func sendBody(
-        server: ProxyServer, url: URL, range: ClosedRange<Int64>, info: ContentInformation, length: Int64,
-        channel: Channel, sent: inout Int64, outcome: inout CacheOutcome?
+        server: ProxyServer, url: URL, key: CacheKey, range: ClosedRange<Int64>, info: ContentInformation,
+        length: Int64, channel: Channel, sent: inout Int64, outcome: inout CacheOutcome?
     ) async throws {
-        let key = CacheKey(url: url)
         let version = ResourceMetadata(
             url: url.absoluteString, contentLength: length, contentType: info.contentType, etag: info.etag,
             lastModified: info.lastModified)
@@ -228,7 +228,7 @@ final class ProxyHandler: ChannelInboundHandler, @unchecked Sendable {
             return
         }
         var request = LoadingRequest(
-            url: url, requestedOffset: range.lowerBound, requestedLength: Int64(range.count))
+            url: url, cacheKey: key, requestedOffset: range.lowerBound, requestedLength: Int64(range.count))
         request.expectedVersion = version
         let chunks = server.loader.load(request).makeAsyncIterator()
         do {

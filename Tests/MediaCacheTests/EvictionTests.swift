@@ -71,19 +71,52 @@ import Testing
         #expect(try store.stats().partialBytes == 600)
     }
 
-    @Test func resourcesLargerThanTheBudgetAreUncacheable() throws {
+    @Test func onlyResourcesLargerThanTheWholeBudgetAreUncacheable() throws {
         let dir = TemporaryDirectory()
         defer { dir.cleanup() }
         let store = try CacheStore(directory: dir.url, configuration: testConfiguration {
             $0.partialByteLimit = 1_000
             $0.completeByteLimit = 5_000
         })
-        let admission = try store.prepare(key: testKey("big"), metadata: testMetadata("big", length: 1_001))
+        let admission = try store.prepare(key: testKey("big"), metadata: testMetadata("big", length: 6_001))
         guard case .uncacheable = admission else {
             Issue.record("expected uncacheable, got \(admission)")
             return
         }
         #expect(store.info(for: testKey("big")) == nil)
+        // Remembered: readers stream it through without asking the origin for a probe first.
+        #expect(store.givenUpReason(for: testKey("big"))?.contains("more than the cache budget") == true)
+    }
+
+    /// A video larger than the partial budget (or the complete one) but within both together is cached whole,
+    /// completely cached videos making way for it.
+    @Test func aResourceLargerThanOneBudgetIsCachedWithinTheTotal() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.cleanup() }
+        let clock = ManualClock()
+        let store = try CacheStore(
+            directory: dir.url,
+            configuration: testConfiguration {
+                $0.partialByteLimit = 1_000
+                $0.completeByteLimit = 3_000
+            }, now: clock.closure)
+        try fill(store, clock, ["a", "b", "c"], length: 1_000)
+        clock.advance(by: 1)
+        let big = try store.generation(for: "big", length: 3_500)
+        store.pin(testKey("big"))
+        for start in stride(from: Int64(0), to: 3_500, by: 500) {
+            #expect(try store.writePattern("big", generation: big, start..<(start + 500)))
+        }
+        store.unpin(testKey("big"))
+        #expect(store.info(for: testKey("big"))?.isComplete == true)
+        #expect(try store.read(key: testKey("big"), range: 0..<3_500) == pattern(0..<3_500))
+        // Everything else went, oldest first, to keep the total within 4,000 bytes.
+        #expect(store.allResources().map(\.key) == [testKey("big")])
+        try store.enforceBudgets()
+        #expect(store.info(for: testKey("big"))?.isComplete == true)
+        // The next video needs room: the oversized one is the least recently used and goes.
+        try fill(store, clock, ["d"], length: 1_000)
+        #expect(store.allResources().map(\.key) == [testKey("d")])
     }
 
     @Test func entryLimitEvictsOldestAcrossStates() throws {

@@ -47,9 +47,11 @@ public struct ContentInformation: Sendable, Equatable {
 /// A data request: the `AVAssetResourceLoadingDataRequest` analogue.
 public struct LoadingRequest: Sendable, Equatable {
     /// The origin URL.
-    public var url: URL
+    public var url: URL { didSet { key = cacheKey ?? CacheKey(url: url) } }
     /// A caller-chosen cache key (for signed URLs); nil to key by the normalized URL.
-    public var cacheKey: CacheKey?
+    public var cacheKey: CacheKey? { didSet { key = cacheKey ?? CacheKey(url: url) } }
+    /// The key the bytes live under (hashed once, when the request is made).
+    public private(set) var key: CacheKey
     /// First byte wanted.
     public var requestedOffset: Int64
     /// Bytes wanted; nil for everything to the end.
@@ -68,12 +70,10 @@ public struct LoadingRequest: Sendable, Equatable {
     public init(url: URL, cacheKey: CacheKey? = nil, requestedOffset: Int64 = 0, requestedLength: Int64? = nil) {
         self.url = url
         self.cacheKey = cacheKey
+        key = cacheKey ?? CacheKey(url: url)
         self.requestedOffset = requestedOffset
         self.requestedLength = requestedLength
     }
-
-    /// The key the bytes live under.
-    public var key: CacheKey { cacheKey ?? CacheKey(url: url) }
 }
 
 /// Where a chunk's bytes came from.

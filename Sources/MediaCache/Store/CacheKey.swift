@@ -25,8 +25,16 @@ public struct CacheKey: Hashable, Sendable, Comparable, CustomStringConvertible 
     }
 
     private init(hashing text: String) {
-        hex = SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+        var digits = [UInt8]()
+        digits.reserveCapacity(64)
+        for byte in SHA256.hash(data: Array(text.utf8)) {
+            digits.append(Self.hexDigits[Int(byte >> 4)])
+            digits.append(Self.hexDigits[Int(byte & 0x0F)])
+        }
+        hex = String(decoding: digits, as: UTF8.self)
     }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// The normalized URL text the default key hashes.
     public static func normalize(_ url: URL) -> String {

@@ -81,13 +81,13 @@ extension CacheStore {
                 if batch.count < 64 { break }
             }
         }
-        while usageLocked(&s).partialBytes > configuration.partialByteLimit,
+        while usageLocked(&s).partialBytes > configuration.partialByteLimit, !holdsOneOversizedEntry(&s, .partial),
             let key = try lruVictim(&s, state: .partial, protected: protected)
         {
             try discardLocked(&s, key)
             evicted.append((key, .overBudget))
         }
-        while usageLocked(&s).completeBytes > configuration.completeByteLimit,
+        while usageLocked(&s).completeBytes > configuration.completeByteLimit, !holdsOneOversizedEntry(&s, .complete),
             let key = try lruVictim(&s, state: .complete, protected: protected)
         {
             try discardLocked(&s, key)
@@ -108,6 +108,14 @@ extension CacheStore {
         }
         for (key, reason) in evicted { logger.debug("evicted \(key): \(reason.rawValue)") }
         return evicted
+    }
+
+    /// True when `state`'s budget is exceeded by a single entry that the total budget holds: a video larger than
+    /// one budget but within both together stays cached (it goes first when anything needs room).
+    private func holdsOneOversizedEntry(_ s: inout StoreState, _ state: ResourceState) -> Bool {
+        let usage = usageLocked(&s)
+        let entries = state == .complete ? usage.completeEntries : usage.partialEntries
+        return entries <= 1 && usage.partialBytes + usage.completeBytes <= configuration.totalByteLimit
     }
 
     private func isLowOnSpace(freedSinceReading freed: Int64) -> Bool {
@@ -143,8 +151,21 @@ extension CacheStore {
         var protected = Set(s.pins.keys)
         protected.insert(key)
         while usageLocked(&s).partialBytes + newBytes > configuration.partialByteLimit {
-            guard let victim = try lruVictim(&s, state: .partial, protected: protected) else {
+            if let victim = try lruVictim(&s, state: .partial, protected: protected) {
+                try discardLocked(&s, victim)
+                logger.debug("evicted \(victim): \(EvictionReason.overBudget.rawValue)")
+                continue
+            }
+            // Only this resource (or data in use) is partial: it may grow past the partial budget while the total
+            // budget holds, as completely cached videos make way for it.
+            let usage = usageLocked(&s)
+            guard usage.partialEntries <= 1 || s.pins[key] != nil else {
                 s.refusal = "the partial-data budget (\(configuration.partialByteLimit) bytes) is full of data in use"
+                return false
+            }
+            if usage.partialBytes + usage.completeBytes + newBytes <= configuration.totalByteLimit { break }
+            guard let victim = try lruVictim(&s, state: .complete, protected: protected) else {
+                s.refusal = "the cache budget (\(configuration.totalByteLimit) bytes) is full of data in use"
                 return false
             }
             try discardLocked(&s, victim)

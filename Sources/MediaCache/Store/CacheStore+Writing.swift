@@ -32,16 +32,23 @@ extension CacheStore {
         var metadata = metadata
         // Credentials in a URL are never written down (the key still tells such URLs apart).
         if let url = URL(string: metadata.url) { metadata.url = OriginURL.withoutCredentials(url).absoluteString }
-        let budget = min(configuration.partialByteLimit, configuration.completeByteLimit)
+        // Anything the whole budget holds is cached (others are evicted to make room for it).
+        let budget = configuration.totalByteLimit
         if let length = metadata.contentLength, length > budget {
+            let reason = "\(length) bytes is more than the cache budget (\(budget) bytes)"
             // The version check comes first: a cached copy of another version goes, whether or not the new one fits.
             try locked { s in
                 if let entry = entryLocked(&s, key), replacing || entry.info.metadata.isDifferentVersion(from: metadata) {
                     logger.info("resource \(key) changed at the origin; discarding the cached version")
                     try discardLocked(&s, key)
                 }
+                // Remembered, so later reads stream through at once instead of asking the origin again first.
+                if s.uncacheable[key] != reason {
+                    s.uncacheable[key] = reason
+                    try index.setUncacheable(key, reason: reason)
+                }
             }
-            return .uncacheable("\(length) bytes is more than the cache budget (\(budget) bytes)")
+            return .uncacheable(reason)
         }
         return try locked { s in
             if let reason = s.uncacheable[key] {
