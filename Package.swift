@@ -55,9 +55,10 @@ let package = Package(
             ]
         ),
         // FFmpeg's demuxer, decoders and scaler: the story's picture.
-        .systemLibrary(
+        // (Debian: libavformat-dev libavcodec-dev libswscale-dev libavutil-dev.) Loaded on first use, not linked.
+        .target(
             name: "CFFmpeg",
-            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswscale-dev", "libavutil-dev"])]
+            linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]
         ),
         .target(
             name: "StoryPlayer",

@@ -29,6 +29,9 @@ enum PreloadBenchmark {
         if arguments.first == "video" {
             return await VideoBenchmark.main(Array(arguments.dropFirst()))
         }
+        if arguments.first == "fill" {
+            return await IndexFillBenchmark.main(Array(arguments.dropFirst()))
+        }
         var rounds = 3
         var profiles = ["4g", "3g"]
         var playlistPath = "assets/playlist.json"
@@ -47,6 +50,7 @@ enum PreloadBenchmark {
                 print("usage: stories-bench [PLAYLIST] [--rounds N] [--network 4g,3g]")
                 print("       stories-bench cached-read [--size MB] [--rounds N]")
                 print("       stories-bench video [--clip FILE] [--sizes 120x40,200x60]")
+                print("       stories-bench fill DIR [--entries N] [--size BYTES]")
                 return
             default:
                 playlistPath = argument

@@ -53,6 +53,10 @@ final class OriginFetcher: Sendable {
                 read: .milliseconds(Int64(configuration.readTimeout * 1000))),
             decompression: .disabled)
         config.connectionPool = .init(idleTimeout: .seconds(30))
+        // A refused connection fails at once (the client would otherwise retry until the connect timeout): the
+        // loader retries transient failures itself, with its own backoff, and an origin that is down must not
+        // hold up serving what the cache holds (a `fetch` of a cached file waited 5 s for the check).
+        config.connectionPool.retryConnectionEstablishment = false
         self.configuration = configuration
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
     }

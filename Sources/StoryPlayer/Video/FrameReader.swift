@@ -70,6 +70,12 @@ final class FrameReader {
     /// Opens the video: reads its header through `source` and sets up the decoder for its first video stream.
     init(source: LoaderByteSource) throws {
         bridge = AVIOBridge(source: source)
+        var why = [CChar](repeating: 0, count: 512)
+        guard stories_ffmpeg_load(&why, why.count) == 1 else {
+            let reason = String(decoding: why.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            throw VideoDecodeError(
+                "no picture: \(reason); install FFmpeg's libraries (Debian: libavformat59 libavcodec59 libswscale6)")
+        }
         av_log_set_level(stories_av_log_quiet())
         guard let context = avformat_alloc_context() else { throw VideoDecodeError("out of memory") }
         let bufferSize = 64 * 1024

@@ -12,6 +12,11 @@
 #include <libavutil/log.h>
 #include <errno.h>
 
+// The libraries are not linked: they are loaded the first time a picture is decoded (see loader.c), so commands
+// that show no picture (fetch, cache, serve) do not pay for loading FFmpeg's hundred-odd dependencies at start-up.
+// Returns 1 when every function this program uses was found; otherwise 0, with why in `error`.
+int stories_ffmpeg_load(char *error, size_t size);
+
 // Function-like macros Swift cannot import.
 static inline int stories_averror_eof(void) { return AVERROR_EOF; }
 static inline int stories_averror_eagain(void) { return AVERROR(EAGAIN); }

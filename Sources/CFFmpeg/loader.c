@@ -1,0 +1,140 @@
+// FFmpeg's functions this program calls, each a stub that loads the library on first use and forwards to it.
+// Linking FFmpeg directly would load it and its dependencies (x264, x265, gnutls, glib, ... 130 libraries) into
+// every command at start-up, some 65 ms, for the one command that shows pictures.
+
+#include "shim.h"
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include <pthread.h>
+
+#define STORIES_STR2(x) #x
+#define STORIES_STR(x) STORIES_STR2(x)
+#define LIB_AVFORMAT "libavformat.so." STORIES_STR(LIBAVFORMAT_VERSION_MAJOR)
+#define LIB_AVCODEC "libavcodec.so." STORIES_STR(LIBAVCODEC_VERSION_MAJOR)
+#define LIB_SWSCALE "libswscale.so." STORIES_STR(LIBSWSCALE_VERSION_MAJOR)
+#define LIB_AVUTIL "libavutil.so." STORIES_STR(LIBAVUTIL_VERSION_MAJOR)
+
+static const char *const library_names[] = {LIB_AVUTIL, LIB_SWSCALE, LIB_AVCODEC, LIB_AVFORMAT};
+static void *libraries[4];
+static char load_error[512];
+static int loaded;
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+
+static void *symbol(const char *name) {
+    for (int i = 0; i < 4; i++) {
+        if (libraries[i]) {
+            void *found = dlsym(libraries[i], name);
+            if (found) return found;
+        }
+    }
+    return NULL;
+}
+
+static const char *const required[] = {
+    "av_find_best_stream", "av_frame_alloc", "av_frame_free", "av_frame_move_ref", "av_frame_unref", "av_free",
+    "av_freep", "av_log_set_level", "av_malloc", "av_packet_alloc", "av_packet_free", "av_packet_unref",
+    "av_read_frame", "av_seek_frame", "av_strerror", "avcodec_alloc_context3", "avcodec_flush_buffers",
+    "avcodec_free_context", "avcodec_open2", "avcodec_parameters_to_context", "avcodec_receive_frame",
+    "avcodec_send_packet", "avformat_alloc_context", "avformat_close_input", "avformat_find_stream_info",
+    "avformat_free_context", "avformat_open_input", "avio_alloc_context", "avio_context_free", "sws_scale",
+    "sws_getCachedContext", "sws_freeContext",
+};
+
+static void load(void) {
+    for (int i = 0; i < 4; i++) {
+        libraries[i] = dlopen(library_names[i], RTLD_NOW | RTLD_GLOBAL);
+        if (!libraries[i]) {
+            snprintf(load_error, sizeof load_error, "cannot load %s (%s)", library_names[i], dlerror());
+            return;
+        }
+    }
+    for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
+        if (!symbol(required[i])) {
+            snprintf(load_error, sizeof load_error, "FFmpeg's libraries lack %s", required[i]);
+            return;
+        }
+    }
+    loaded = 1;
+}
+
+int stories_ffmpeg_load(char *error, size_t size) {
+    pthread_once(&load_once, load);
+    if (!loaded && error && size > 0) snprintf(error, size, "%s", load_error);
+    return loaded;
+}
+
+// Each stub resolves its function once (after stories_ffmpeg_load succeeded, which callers check first).
+#define RESOLVE(NAME, TYPE)                                                                                  \
+    static TYPE real;                                                                                         \
+    TYPE f = __atomic_load_n(&real, __ATOMIC_ACQUIRE);                                                       \
+    if (!f) {                                                                                                 \
+        pthread_once(&load_once, load);                                                                       \
+        f = (TYPE)symbol(#NAME);                                                                              \
+        __atomic_store_n(&real, f, __ATOMIC_RELEASE);                                                        \
+    }
+
+#define STUB(RET, NAME, PARAMS, ARGS)                                                                         \
+    RET NAME PARAMS {                                                                                         \
+        typedef RET(*fn_t) PARAMS;                                                                            \
+        RESOLVE(NAME, fn_t)                                                                                   \
+        return f ARGS;                                                                                        \
+    }
+
+#define STUB_VOID(NAME, PARAMS, ARGS)                                                                         \
+    void NAME PARAMS {                                                                                        \
+        typedef void(*fn_t) PARAMS;                                                                           \
+        RESOLVE(NAME, fn_t)                                                                                   \
+        f ARGS;                                                                                               \
+    }
+
+STUB(int, av_find_best_stream,
+     (AVFormatContext *ic, enum AVMediaType type, int wanted_stream_nb, int related_stream,
+      const AVCodec **decoder_ret, int flags),
+     (ic, type, wanted_stream_nb, related_stream, decoder_ret, flags))
+STUB(AVFrame *, av_frame_alloc, (void), ())
+STUB_VOID(av_frame_free, (AVFrame **frame), (frame))
+STUB_VOID(av_frame_move_ref, (AVFrame *dst, AVFrame *src), (dst, src))
+STUB_VOID(av_frame_unref, (AVFrame *frame), (frame))
+STUB_VOID(av_free, (void *ptr), (ptr))
+STUB_VOID(av_freep, (void *ptr), (ptr))
+STUB_VOID(av_log_set_level, (int level), (level))
+STUB(void *, av_malloc, (size_t size), (size))
+STUB(AVPacket *, av_packet_alloc, (void), ())
+STUB_VOID(av_packet_free, (AVPacket **pkt), (pkt))
+STUB_VOID(av_packet_unref, (AVPacket *pkt), (pkt))
+STUB(int, av_read_frame, (AVFormatContext *s, AVPacket *pkt), (s, pkt))
+STUB(int, av_seek_frame, (AVFormatContext *s, int stream_index, int64_t timestamp, int flags),
+     (s, stream_index, timestamp, flags))
+STUB(int, av_strerror, (int errnum, char *errbuf, size_t errbuf_size), (errnum, errbuf, errbuf_size))
+STUB(AVCodecContext *, avcodec_alloc_context3, (const AVCodec *codec), (codec))
+STUB_VOID(avcodec_flush_buffers, (AVCodecContext *avctx), (avctx))
+STUB_VOID(avcodec_free_context, (AVCodecContext **avctx), (avctx))
+STUB(int, avcodec_open2, (AVCodecContext *avctx, const AVCodec *codec, AVDictionary **options),
+     (avctx, codec, options))
+STUB(int, avcodec_parameters_to_context, (AVCodecContext *codec, const AVCodecParameters *par), (codec, par))
+STUB(int, avcodec_receive_frame, (AVCodecContext *avctx, AVFrame *frame), (avctx, frame))
+STUB(int, avcodec_send_packet, (AVCodecContext *avctx, const AVPacket *avpkt), (avctx, avpkt))
+STUB(AVFormatContext *, avformat_alloc_context, (void), ())
+STUB_VOID(avformat_close_input, (AVFormatContext **s), (s))
+STUB(int, avformat_find_stream_info, (AVFormatContext *ic, AVDictionary **options), (ic, options))
+STUB_VOID(avformat_free_context, (AVFormatContext *s), (s))
+STUB(int, avformat_open_input,
+     (AVFormatContext **ps, const char *url, const AVInputFormat *fmt, AVDictionary **options),
+     (ps, url, fmt, options))
+STUB(AVIOContext *, avio_alloc_context,
+     (unsigned char *buffer, int buffer_size, int write_flag, void *opaque,
+      int (*read_packet)(void *opaque, uint8_t *buf, int buf_size),
+      int (*write_packet)(void *opaque, uint8_t *buf, int buf_size),
+      int64_t (*seek)(void *opaque, int64_t offset, int whence)),
+     (buffer, buffer_size, write_flag, opaque, read_packet, write_packet, seek))
+STUB_VOID(avio_context_free, (AVIOContext **s), (s))
+STUB(int, sws_scale,
+     (struct SwsContext *c, const uint8_t *const srcSlice[], const int srcStride[], int srcSliceY,
+      int srcSliceH, uint8_t *const dst[], const int dstStride[]),
+     (c, srcSlice, srcStride, srcSliceY, srcSliceH, dst, dstStride))
+STUB(struct SwsContext *, sws_getCachedContext,
+     (struct SwsContext *context, int srcW, int srcH, enum AVPixelFormat srcFormat, int dstW, int dstH,
+      enum AVPixelFormat dstFormat, int flags, SwsFilter *srcFilter, SwsFilter *dstFilter, const double *param),
+     (context, srcW, srcH, srcFormat, dstW, dstH, dstFormat, flags, srcFilter, dstFilter, param))
+STUB_VOID(sws_freeContext, (struct SwsContext *swsContext), (swsContext))
