@@ -288,7 +288,10 @@ import Glibc
         faults.chunked = true
         faults.ignoreRange = true
         origin.setFaults(faults)
-        let configuration = testConfiguration { $0.partialByteLimit = 1_000_000 }
+        let configuration = testConfiguration {
+            $0.partialByteLimit = 1_000_000
+            $0.completeByteLimit = 1_000_000
+        }
         var store = try CacheStore(directory: dir.url, configuration: configuration)
         var loader = MediaLoader(store: store, configuration: LoaderHarness.defaultConfiguration)
         let url = origin.url("c.mp4")

@@ -130,7 +130,10 @@ import Testing
     @Test func resourcesLargerThanTheBudgetStreamThrough() async throws {
         let h = try await LoaderHarness()
         try h.store.close()
-        h.store = try CacheStore(directory: h.dir.url, configuration: testConfiguration { $0.partialByteLimit = 100_000 })
+        h.store = try CacheStore(directory: h.dir.url, configuration: testConfiguration {
+            $0.partialByteLimit = 100_000
+            $0.completeByteLimit = 100_000
+        })
         h.loader = MediaLoader(store: h.store, configuration: h.configuration)
         let bytes = content(250_000)
         h.origin.set(OriginResource(bytes: bytes), at: "/big.mp4")

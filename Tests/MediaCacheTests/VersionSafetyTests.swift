@@ -15,8 +15,8 @@ import Testing
         let v2 = content(700_000, seed: 2)
         origin.set(OriginResource(bytes: v1), at: "/v.mp4")
         let configuration = testConfiguration {
-            $0.partialByteLimit = 500_000
-            $0.completeByteLimit = 500_000
+            $0.partialByteLimit = 300_000
+            $0.completeByteLimit = 300_000
         }
         var store = try CacheStore(directory: dir.url, configuration: configuration)
         var loader = MediaLoader(store: store, configuration: LoaderHarness.defaultConfiguration)
