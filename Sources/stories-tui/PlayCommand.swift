@@ -112,6 +112,8 @@ struct PlayCommand: AsyncParsableCommand {
             await loader.shutdown()
             try? store.close()
             await origin?.shutdown()
+            // A signal decides the exit code even when the reader of stdout went away at the same time.
+            signals.exitIfSignalled()
             if outputClosed.isRaised { return }
             let summary: PlaylistSummary
             switch result {

@@ -65,6 +65,7 @@ import Testing
         _ = try await offPool { out.fileHandleForReading.availableData }
         kill(process.processIdentifier, signalNumber)
         try await offPool { process.waitUntilExit() }
+        withExtendedLifetime(out) {}
         #expect(process.terminationReason == .exit)
         #expect(process.terminationStatus == 128 + signalNumber)
     }
