@@ -79,7 +79,13 @@ extension MediaLoader {
         guard case .some(var initialTarget) = coordinator.target(key: key, fetchID: fetchID) else { return }
         let claimEnd = initialTarget ?? store.info(for: key)?.metadata.contentLength ?? Int64.max
         guard let claim = try await claimFetch(key: key, fetchID: fetchID, start: start, end: claimEnd) else { return }
-        defer { store.locks.unlock(key, claim) }
+        // The claim grows with the fetch's target; it is let go only once what was written is recorded, so another
+        // process never claims bytes that are written here but not yet in the index.
+        var claimed = claim
+        defer {
+            try? store.commit(key: key)
+            store.locks.unlock(key, claimed)
+        }
         if claim.upperBound < claimEnd { initialTarget = claim.upperBound }
         let cached = store.info(for: key).flatMap { $0.ranges.isEmpty ? nil : $0 }
         let validator = cached.flatMap { Self.ifRangeValidator($0.metadata) }
@@ -155,6 +161,16 @@ extension MediaLoader {
             let count = Int64(buffer.readableBytes)
             var usable = count
             if let length = metadata.contentLength { usable = Swift.min(count, Swift.max(0, length - writeOffset)) }
+            if writeOffset + usable > claimed.upperBound, writeOffset >= claimed.lowerBound {
+                // The target moved on (a reader joined further ahead): extend the claim, or stop where another
+                // process's claim begins.
+                let wanted = claimed.upperBound..<Swift.max(
+                    writeOffset + usable, target ?? metadata.contentLength ?? Int64.max)
+                if let more = store.locks.lockForFetching(key, wanted).locked, more.lowerBound == claimed.upperBound {
+                    claimed = claimed.lowerBound..<more.upperBound
+                }
+                usable = Swift.min(usable, Swift.max(0, claimed.upperBound - writeOffset))
+            }
             if !unproven.isEmpty {
                 let chunk = writeOffset..<(writeOffset + usable)
                 let matches = try buffer.withUnsafeReadableBytes { bytes in
@@ -195,7 +211,7 @@ extension MediaLoader {
             }
             if let target, writeOffset >= target { return }
             // Another process fetches what comes next.
-            if claim.upperBound < claimEnd, writeOffset >= claim.upperBound { return }
+            if writeOffset >= claimed.upperBound, writeOffset >= claimed.lowerBound { return }
         }
         if metadata.contentLength == nil, response.status == 200 {
             // A chunked body with no declared length: its end is the length.
