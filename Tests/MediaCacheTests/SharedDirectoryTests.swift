@@ -119,7 +119,9 @@ import Testing
         let (one, two) = try await (first, second)
         #expect(one == bytes)
         #expect(two == bytes)
-        #expect(origin.bodyBytesSent <= Int64(bytes.count) + 256 * 1024, "sent \(origin.bodyBytesSent)")
+        // Without the claims each loader downloads it all (twice the size). On a loaded machine the origin's count
+        // also includes bytes it pushed into a socket whose fetch had just ended (up to a quarter more was seen).
+        #expect(origin.bodyBytesSent <= Int64(bytes.count) * 3 / 2, "sent \(origin.bodyBytesSent)")
         await other.shutdown()
         try otherStore.close()
         await h.close()
