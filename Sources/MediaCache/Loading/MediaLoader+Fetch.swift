@@ -16,7 +16,7 @@ extension MediaLoader {
                 outcome = .failed(error)
                 logger.info("fetch \(url) from \(start) failed: \(error)")
             }
-            try? store.commit(key: key)
+            // (performFetch recorded what it wrote before letting go of its claim.)
             coordinator.finished(key: key, fetchID: fetchID, outcome: outcome)
             eventLog?.emit("fetch_end", ["url": url.absoluteString, "start": start, "outcome": "\(outcome)"])
         }
@@ -58,7 +58,7 @@ extension MediaLoader {
         while true {
             try Task.checkCancellation()
             if waited, store.availableRanges(for: key).contains(start) { return nil }
-            if let claimed = store.locks.lockForFetching(key, start..<Swift.max(end, start + 1)).locked {
+            if let claimed = store.locks.lockForFetching(key, start..<Swift.max(end, start + 1)) {
                 if waited, store.availableRanges(for: key).contains(start) {
                     // Arrived between the look and the lock.
                     store.locks.unlock(key, claimed)
@@ -166,7 +166,7 @@ extension MediaLoader {
                 // process's claim begins.
                 let wanted = claimed.upperBound..<Swift.max(
                     writeOffset + usable, target ?? metadata.contentLength ?? Int64.max)
-                if let more = store.locks.lockForFetching(key, wanted).locked, more.lowerBound == claimed.upperBound {
+                if let more = store.locks.lockForFetching(key, wanted), more.lowerBound == claimed.upperBound {
                     claimed = claimed.lowerBound..<more.upperBound
                 }
                 usable = Swift.min(usable, Swift.max(0, claimed.upperBound - writeOffset))

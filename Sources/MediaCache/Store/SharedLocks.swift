@@ -30,7 +30,6 @@ final class SharedLocks: Sendable {
     // <fcntl.h> defines these only with _GNU_SOURCE, which Swift's Glibc module does not set (values since 3.15).
     private static let ofdGetLock: Int32 = 36
     private static let ofdSetLock: Int32 = 37
-    private static let ofdSetLockWait: Int32 = 38
     #endif
 
     init(descriptor: Int32) { box = NIOLockedValueBox(descriptor) }
@@ -57,40 +56,36 @@ final class SharedLocks: Sendable {
     private static let rangeLimit: Int64 = (1 << slotBits) - 1
 
     /// Tries to lock `range` of `key` for fetching. Returns the range locked — `range` itself, or its beginning
-    /// up to where another process's lock starts — or nil when another process holds the bytes at its start; then
-    /// `holder` tells where that process's lock ends.
-    func lockForFetching(_ key: CacheKey, _ range: ByteRange) -> (locked: ByteRange?, busyUntil: Int64?) {
-        guard descriptor >= 0 else { return (range, nil) }
+    /// up to where another process's lock starts — or nil when another process holds the bytes at its start.
+    func lockForFetching(_ key: CacheKey, _ range: ByteRange) -> ByteRange? {
+        guard descriptor >= 0 else { return range }
         var wanted = Swift.max(0, range.lowerBound)..<Swift.min(range.upperBound, Self.rangeLimit)
-        guard !wanted.isEmpty else { return (range, nil) }
+        guard !wanted.isEmpty else { return range }
         let base = Self.base(of: key)
         for _ in 0..<16 {
-            if set(F_WRLCK, start: base + wanted.lowerBound, length: Int64(wanted.count), wait: false) {
-                return (wanted, nil)
+            if set(F_WRLCK, start: base + wanted.lowerBound, length: Int64(wanted.count)) {
+                return wanted
             }
             guard let conflict = conflicting(start: base + wanted.lowerBound, length: Int64(wanted.count)) else {
                 continue  // released meanwhile: try again
             }
             let start = conflict.start - base
-            if start <= wanted.lowerBound {
-                let end = conflict.length == 0 ? Self.rangeLimit : conflict.start + conflict.length - base
-                return (nil, end)
-            }
+            if start <= wanted.lowerBound { return nil }
             wanted = wanted.lowerBound..<start
         }
-        return (nil, nil)
+        return nil
     }
 
     /// Releases a range `lockForFetching` locked.
     func unlock(_ key: CacheKey, _ range: ByteRange) {
         guard descriptor >= 0, !range.isEmpty else { return }
-        _ = set(F_UNLCK, start: Self.base(of: key) + range.lowerBound, length: Int64(range.count), wait: false)
+        _ = set(F_UNLCK, start: Self.base(of: key) + range.lowerBound, length: Int64(range.count))
     }
 
     /// Marks `key` as in use by this store (its first pin) or no longer (its last unpin).
     func setPinned(_ key: CacheKey, _ pinned: Bool) {
         guard descriptor >= 0 else { return }
-        _ = set(pinned ? F_RDLCK : F_UNLCK, start: Self.base(of: key) + Self.rangeLimit, length: 1, wait: false)
+        _ = set(pinned ? F_RDLCK : F_UNLCK, start: Self.base(of: key) + Self.rangeLimit, length: 1)
     }
 
     /// True when another store (another process) has `key` pinned.
@@ -99,27 +94,30 @@ final class SharedLocks: Sendable {
         return conflicting(start: Self.base(of: key) + Self.rangeLimit, length: 1) != nil
     }
 
-    private func set(_ type: Int32, start: Int64, length: Int64, wait: Bool) -> Bool {
+    /// A lock description of `type` over `length` bytes at `start`.
+    private static func span(_ type: Int32, start: Int64, length: Int64) -> flock {
         var lock = flock()
         lock.l_type = Int16(type)
         lock.l_whence = Int16(SEEK_SET)
         lock.l_start = off_t(start)
         lock.l_len = off_t(length)
+        return lock
+    }
+
+    /// Takes (or with `F_UNLCK` releases) a lock without waiting; false when another holder's lock conflicts.
+    private func set(_ type: Int32, start: Int64, length: Int64) -> Bool {
+        var lock = Self.span(type, start: start, length: length)
         #if os(Linux)
-        let command = wait ? Self.ofdSetLockWait : Self.ofdSetLock
+        let command = Self.ofdSetLock
         #else
-        let command = wait ? F_SETLKW : F_SETLK
+        let command = F_SETLK
         #endif
         return fcntl(descriptor, command, &lock) == 0
     }
 
     /// The lock another holder has that conflicts with a write lock on the span, if any.
     private func conflicting(start: Int64, length: Int64) -> (start: Int64, length: Int64)? {
-        var lock = flock()
-        lock.l_type = Int16(F_WRLCK)
-        lock.l_whence = Int16(SEEK_SET)
-        lock.l_start = off_t(start)
-        lock.l_len = off_t(length)
+        var lock = Self.span(F_WRLCK, start: start, length: length)
         #if os(Linux)
         let command = Self.ofdGetLock
         #else
