@@ -6,8 +6,9 @@ import Synchronization
 
 /// One connection: parses each request and answers it from a task that streams through the loader. The HTTP
 /// pipeline handler holds later requests until the response before them has ended.
-final class ProxyHandler: ChannelInboundHandler, @unchecked Sendable {
+final class ProxyHandler: ChannelDuplexHandler, @unchecked Sendable {
     typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
     private let box: ProxyBox
@@ -17,6 +18,10 @@ final class ProxyHandler: ChannelInboundHandler, @unchecked Sendable {
     private let responding = ResponseCount()
 
     private let connections: ResponseCount
+    /// Writes handed to the socket and not yet taken by it (event loop only): one still waiting at the idle
+    /// timeout means the client stopped reading, however small the write (the channel stays "writable" below its
+    /// high-water mark, so that flag alone cannot tell).
+    private var pendingWrites = 0
 
     init(box: ProxyBox, connections: ResponseCount) {
         self.box = box
@@ -64,13 +69,20 @@ final class ProxyHandler: ChannelInboundHandler, @unchecked Sendable {
     /// writes back up) is let go. A response still waiting for the origin is not: the origin's timeouts bound it.
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is IdleStateHandler.IdleStateEvent {
-            if responding.value.load(ordering: .sequentiallyConsistent) == 0 || !context.channel.isWritable {
+            if responding.value.load(ordering: .sequentiallyConsistent) == 0 || pendingWrites > 0 {
                 task?.cancel()
                 context.close(promise: nil)
             }
             return
         }
         context.fireUserInboundEventTriggered(event)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        pendingWrites += 1
+        let done = promise ?? context.eventLoop.makePromise()
+        done.futureResult.whenComplete { [self] _ in pendingWrites -= 1 }
+        context.write(data, promise: done)
     }
 
     /// A request that cannot be parsed (e.g. a header larger than the parser allows) was answered 400 by the

@@ -90,6 +90,10 @@ struct RawClient {
         let server = h.proxy
         let origin = h.origin
         origin.set(OriginResource(repeating: Array(0..<255), length: 64 << 20, etag: "\"big\""), at: "/big.bin")
+        // Paced, the origin's 16 KiB pieces reach the proxy one by one, so each write to the client is smaller than
+        // the channel's high-water mark: the proxy must see the stall from a write left waiting, not from the
+        // channel turning unwritable (it never does with one small write queued).
+        origin.setProfile(NetworkProfile(bytesPerSecond: 8_000_000, latency: 0))
         let url = server.mediaURL(for: origin.url("big.bin"))
         let path = String(url.dropFirst("http://127.0.0.1:\(server.port)".count))
         let client = try RawClient(port: server.port)
@@ -98,6 +102,11 @@ struct RawClient {
         // Read nothing: once the socket buffers are full the proxy's writes stop completing, and after the idle
         // timeout it lets the connection go (poll with a deadline; how soon depends on the machine's speed).
         let deadline = ContinuousClock.now + .seconds(50)
+        // First the proxy must have taken the connection (the count is 0 before it does, too).
+        while server.openConnections == 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try #require(server.openConnections > 0, "the proxy never took the connection")
         while server.openConnections > 0, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(50))
         }
