@@ -172,12 +172,18 @@ import Testing
         let bytes = content(2_000_000)
         h.origin.set(OriginResource(bytes: bytes), at: "/c.mp4")
         h.origin.setProfile(NetworkProfile(bytesPerSecond: 2_000_000, latency: 0))
+        // The origin holds the body after 150 kB until the reader has gone, so a reader slowed by a busy machine
+        // cannot find the whole file fetched before it leaves.
+        var faults = OriginFaults()
+        faults.pauseAfterBytes = 150_000
+        h.origin.setFaults(faults)
         let key = CacheKey(url: h.url("c.mp4"))
         do {
             let iterator = h.loader.load(LoadingRequest(url: h.url("c.mp4"))).makeAsyncIterator()
             var received = 0
             while received < 100_000, let chunk = try await iterator.next() { received += chunk.bytes.count }
         }
+        h.origin.resumePaused()
         // The reader is gone; its fetch ends at the next block boundary, and what it wrote is kept.
         let deadline = ContinuousClock.now + .seconds(20)
         while h.loader.coordinator.planner(key, { !$0.fetches.isEmpty }), ContinuousClock.now < deadline {

@@ -80,9 +80,11 @@ final class Simulation: CacheHarness, @unchecked Sendable {
             let balanced = requestsArrived && current.1 == Int64(current.3)
             let unchanged = previous.map { $0 == current } ?? false
             // Balanced counters settle fast; counters that merely stopped moving need longer, and much longer
-            // when a request the loader sent has not shown up at the origin (it may yet), but never forever.
-            quietRounds = (balanced || unchanged) ? quietRounds + 1 : 0
-            if quietRounds >= (balanced ? 4 : (requestsArrived ? 10 : 200)) { return }
+            // when a request the loader sent has not shown up at the origin (it may yet), but never forever. Balanced
+            // is not idle: a task may be about to act on bytes just received (a busy machine stretches that gap), so
+            // even balanced counters must hold still for several milliseconds.
+            quietRounds = unchanged ? quietRounds + 1 : 0
+            if quietRounds >= (balanced ? 8 : (requestsArrived ? 16 : 200)) { return }
             previous = current
             try? await Task.sleep(for: .milliseconds(1))
         }
