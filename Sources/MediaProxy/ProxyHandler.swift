@@ -40,6 +40,8 @@ final class ProxyHandler: ChannelDuplexHandler, @unchecked Sendable {
         case .end:
             guard let request = head, let server = box.get() else { return }
             head = nil
+            // A settled cached copy is answered here and now (no task, one flush, the kernel copying the bytes).
+            if answerAtOnce(request, server: server, channel: context.channel) { return }
             let channel = context.channel
             let responding = self.responding
             responding.value.add(1, ordering: .sequentiallyConsistent)
@@ -97,26 +99,12 @@ final class ProxyHandler: ChannelDuplexHandler, @unchecked Sendable {
     static func respond(to request: HTTPRequestHead, server: ProxyServer, channel: Channel) async -> Answered {
         let keepAlive = request.isKeepAlive
         let isHead = request.method == .HEAD
-        let components = URLComponents(string: request.uri)
-        let segments = (components?.percentEncodedPath ?? "").split(separator: "/", omittingEmptySubsequences: false)
-        guard segments.count == 3, segments[0].isEmpty, segments[1] == server.token else {
-            return await simple(.forbidden, "forbidden: this proxy needs its token in the path\n", channel, keepAlive, head: isHead)
-        }
-        guard segments[2] == "media" else {
-            return await simple(.notFound, "not found: use \(server.baseURL)media?url=ENCODED-URL\n", channel, keepAlive, head: isHead)
-        }
-        guard request.method == .GET || request.method == .HEAD else {
-            return await simple(
-                .methodNotAllowed, "only GET and HEAD\n", channel, keepAlive, head: isHead, extra: [("Allow", "GET, HEAD")])
-        }
-        guard let text = components?.queryItems?.first(where: { $0.name == "url" })?.value else {
-            return await simple(.badRequest, "bad request: url= must be a percent-encoded http or https URL\n", channel, keepAlive, head: isHead)
-        }
         let url: URL
-        do {
-            url = try OriginURL.parse(text)
-        } catch {
-            return await simple(.badRequest, "bad request: url= \(error)\n", channel, keepAlive, head: isHead)
+        switch target(of: request, server: server) {
+        case .refusal(let status, let text, let extra):
+            return await simple(status, text, channel, keepAlive, head: isHead, extra: extra)
+        case .media(let media):
+            url = media
         }
         // A client may assemble one file from several ranges and cannot be told of a new version between them:
         // give the check against the origin a moment to answer before describing a cached copy (it goes on
@@ -137,36 +125,10 @@ final class ProxyHandler: ChannelDuplexHandler, @unchecked Sendable {
             answered.url = shown
             return answered
         }
-        var headers = HTTPHeaders()
-        headers.add(name: "Accept-Ranges", value: "bytes")
-        headers.add(name: "Content-Type", value: info.contentType ?? "application/octet-stream")
-        if let etag = info.etag { headers.add(name: "ETag", value: etag) }
-        if let modified = info.lastModified { headers.add(name: "Last-Modified", value: modified) }
-        headers.add(name: "Connection", value: keepAlive ? "keep-alive" : "close")
-        let status: HTTPResponseStatus
-        let range: ClosedRange<Int64>?
-        // A client's If-Range that does not match what we serve asks for the whole (new) body, not a range of it.
-        let rangeHeader = Self.ifRangeHolds(request.headers.first(name: "if-range"), info)
-            ? request.headers.first(name: "range") : nil
-        switch ByteRangeRequest(header: rangeHeader, length: length) {
-        case .whole:
-            status = .ok
-            range = length > 0 ? 0...(length - 1) : nil
-        case .partial(let r):
-            status = .partialContent
-            range = r
-            headers.add(name: "Content-Range", value: "bytes \(r.lowerBound)-\(r.upperBound)/\(length)")
-        case .unsatisfiable:
-            headers.add(name: "Content-Range", value: "bytes */\(length)")
-            headers.replaceOrAdd(name: "Content-Length", value: "0")
-            await write(channel, .head(HTTPResponseHead(version: .http1_1, status: .rangeNotSatisfiable, headers: headers)))
-            await end(channel, keepAlive)
-            return Answered(status: 416, url: shown)
-        }
-        headers.replaceOrAdd(name: "Content-Length", value: String(range.map { $0.count } ?? 0))
-        await write(channel, .head(HTTPResponseHead(version: .http1_1, status: status, headers: headers)))
-        var answered = Answered(status: Int(status.code), url: shown)
-        guard request.method == .GET, let range else {
+        let plan = plan(request, info, length: length)
+        await write(channel, .head(HTTPResponseHead(version: .http1_1, status: plan.status, headers: plan.headers)))
+        var answered = Answered(status: Int(plan.status.code), url: shown)
+        guard request.method == .GET, let range = plan.range else {
             await end(channel, keepAlive)
             return answered
         }
@@ -199,17 +161,6 @@ final class ProxyHandler: ChannelDuplexHandler, @unchecked Sendable {
         if error is ChannelError || error is CancellationError { return true }
         if let io = error as? IOError { return [EPIPE, ECONNRESET, ENOTCONN, ESHUTDOWN].contains(io.errnoCode) }
         return false
-    }
-
-    /// True when there is no If-Range, or it names the version being served (a strong ETag, or the exact
-    /// Last-Modified date).
-    static func ifRangeHolds(_ ifRange: String?, _ info: ContentInformation) -> Bool {
-        guard let ifRange = ifRange?.trimmingCharacters(in: .whitespaces) else { return true }
-        if ifRange.hasPrefix("\"") || ifRange.hasPrefix("W/") {
-            guard let etag = info.etag, !etag.hasPrefix("W/"), !ifRange.hasPrefix("W/") else { return false }
-            return etag == ifRange
-        }
-        return info.lastModified == ifRange
     }
 
     /// Sends the body of the version the headers described: any other version ends the response early (the

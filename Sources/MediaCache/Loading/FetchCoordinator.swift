@@ -164,6 +164,11 @@ final class FetchCoordinator: Sendable {
         }
     }
 
+    /// True when `key`'s once-per-session check has ended (a key not seen yet has not been checked).
+    func validationEnded(_ key: CacheKey) -> Bool {
+        state.withLockedValue { $0.keys[key]?.planner.validation == .done }
+    }
+
     /// Records what the check found and performs what follows from it.
     func validated(key: CacheKey, _ result: ValidationResult) {
         update(key) { $0.validated(result) }

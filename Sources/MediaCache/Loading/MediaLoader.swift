@@ -44,6 +44,16 @@ public struct ContentInformation: Sendable, Equatable {
     public var lastModified: String?
 }
 
+/// A cached copy opened for sending straight from its data file (see `MediaLoader.openSettledCopy`).
+public struct SettledCopy: Sendable {
+    /// Read-only descriptor of the data file; the receiver closes it.
+    public let descriptor: Int32
+    /// The stored version (its length is known).
+    public let information: ContentInformation
+    /// The bytes picked to send, checked and counted; nil when none were picked.
+    public let range: ByteRange?
+}
+
 /// A data request: the `AVAssetResourceLoadingDataRequest` analogue.
 public struct LoadingRequest: Sendable, Equatable {
     /// The origin URL.
@@ -201,21 +211,41 @@ public final class MediaLoader: Sendable {
 
     /// A read-only descriptor of the data file of `key` (the caller closes it) for sending `range` without copying
     /// it through this process, counted as a request the cache answered; nil unless every byte of `version` is
-    /// cached and has passed its checksum.
+    /// cached and `range` has passed its checksums.
     public func openCachedFile(url: URL, key: CacheKey, version: ResourceMetadata, serving range: ByteRange) -> Int32? {
-        guard let stored = store.info(for: key)?.metadata, !stored.isDifferentVersion(from: version),
-            let file = store.openCompleteFile(for: key)
-        else { return nil }
-        guard file.length == version.contentLength, range.lowerBound >= 0, range.upperBound <= file.length else {
+        let file = store.openCompleteFile(for: key) { stored in
+            stored.isDifferentVersion(from: version) || stored.contentLength != version.contentLength ? nil : range
+        }
+        guard let file else { return nil }
+        guard file.range == range else {
             SystemCalls.closeDescriptor(file.descriptor)
             return nil
         }
+        recordHit(url: url, key: key, range: range)
+        return file.descriptor
+    }
+
+    /// Opens `key`'s data file to answer a request at once, without suspending and without the origin, when
+    /// nothing needs waiting for: every byte is cached, the once-per-session check against the origin has ended
+    /// (or is turned off), and the bytes `select` picks from what is stored passed their checksums. Counted as
+    /// a request the cache answered. Nil otherwise: answer through `load`, which waits for what is missing.
+    public func openSettledCopy(
+        url: URL, key: CacheKey, sending select: (ContentInformation) -> ByteRange?
+    ) -> SettledCopy? {
+        guard !configuration.revalidate || coordinator.validationEnded(key) else { return nil }
+        guard let file = store.openCompleteFile(for: key, sending: { select(ContentInformation($0)) }) else {
+            return nil
+        }
+        if let range = file.range { recordHit(url: url, key: key, range: range) }
+        return SettledCopy(descriptor: file.descriptor, information: ContentInformation(file.metadata), range: file.range)
+    }
+
+    private func recordHit(url: URL, key: CacheKey, range: ByteRange) {
         let count = Int64(range.count)
         record(
             RequestReport(
                 key: key, url: url.absoluteString, offset: range.lowerBound, length: count, cacheBytes: count,
                 originBytes: 0, savedBytes: traffic.saved([range], for: key)))
-        return file.descriptor
     }
 
     /// Runs `body` as one viewing of `key` (a player showing a story): bytes downloaded during it, or by a preload

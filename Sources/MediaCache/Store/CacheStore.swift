@@ -189,20 +189,28 @@ public final class CacheStore: Sendable {
     }
 
     /// An open read-only descriptor of a completely cached resource's data file (the caller closes it), for
-    /// zero-copy sending; nil unless every byte is cached. Eviction renames the file, so an open descriptor stays
-    /// valid while it is read.
-    public func openCompleteFile(for key: CacheKey) -> (descriptor: Int32, length: Int64)? {
+    /// zero-copy sending, with the stored version and the bytes `select` picked from it (nil: none, e.g. a HEAD);
+    /// nil unless every byte is cached and the picked ones passed their checksums. Eviction renames the file, so
+    /// an open descriptor stays valid while it is read. One lock and index look-up for the lot (a proxy's hit path).
+    public func openCompleteFile(
+        for key: CacheKey, sending select: (ResourceMetadata) -> ByteRange?
+    ) -> CompleteFile? {
         locked { s in
             guard let entry = entryLocked(&s, key), entry.info.state == .complete,
                 let length = entry.info.metadata.contentLength
             else { return nil }
-            // Every block is checked once per process before bytes leave without passing through this process
-            // (a megabyte at a time, so a large file is never read into memory at once).
-            var window: Int64 = 0
-            while window < length {
-                let next = Swift.min(length, window + (1 << 20))
-                do { try verifyLocked(&s, key, window..<next) } catch { return nil }
-                window = next
+            let metadata = entry.info.metadata
+            let range = select(metadata)
+            if let range {
+                guard range.lowerBound >= 0, range.upperBound <= length else { return nil }
+                // Each block is checked once per process before its bytes leave without passing through this
+                // process (a megabyte at a time, so a large range is never read into memory at once).
+                var window = range.lowerBound
+                while window < range.upperBound {
+                    let next = Swift.min(range.upperBound, window + (1 << 20))
+                    do { try verifyLocked(&s, key, window..<next) } catch { return nil }
+                    window = next
+                }
             }
             guard var checked = s.entries[key], checked.written.contains(0..<length) else { return nil }
             let fd = SystemCalls.openFile(path(for: checked), O_RDONLY | O_CLOEXEC, 0)
@@ -210,7 +218,7 @@ public final class CacheStore: Sendable {
             checked.info.lastAccess = now()
             s.entries[key] = checked
             s.accessed.insert(key)
-            return (fd, length)
+            return CompleteFile(descriptor: fd, metadata: metadata, range: range)
         }
     }
 
@@ -308,4 +316,14 @@ public final class CacheStore: Sendable {
         for name in names { try? FileManager.default.removeItem(atPath: (path as NSString).appendingPathComponent(name)) }
         return names.count
     }
+}
+
+/// A completely cached resource's data file opened for sending (see `CacheStore.openCompleteFile`).
+public struct CompleteFile: Sendable {
+    /// Read-only descriptor; the receiver closes it.
+    public let descriptor: Int32
+    /// The version stored (its length is the file's).
+    public let metadata: ResourceMetadata
+    /// The bytes picked to send, checked; nil when none were picked.
+    public let range: ByteRange?
 }

@@ -1,0 +1,80 @@
+import Foundation
+import MediaCache
+import NIOHTTP1
+
+/// Reading a request and planning its answer: plain values, the same for the cached fast path and the loader's.
+extension ProxyHandler {
+    /// What a request asks for: a media URL, or a refusal to answer as it is.
+    enum Target {
+        case media(URL)
+        case refusal(HTTPResponseStatus, String, extra: [(String, String)])
+    }
+
+    /// Reads the path, method and `url=` of a request.
+    static func target(of request: HTTPRequestHead, server: ProxyServer) -> Target {
+        let components = URLComponents(string: request.uri)
+        let segments = (components?.percentEncodedPath ?? "").split(separator: "/", omittingEmptySubsequences: false)
+        guard segments.count == 3, segments[0].isEmpty, segments[1] == server.token else {
+            return .refusal(.forbidden, "forbidden: this proxy needs its token in the path\n", extra: [])
+        }
+        guard segments[2] == "media" else {
+            return .refusal(.notFound, "not found: use \(server.baseURL)media?url=ENCODED-URL\n", extra: [])
+        }
+        guard request.method == .GET || request.method == .HEAD else {
+            return .refusal(.methodNotAllowed, "only GET and HEAD\n", extra: [("Allow", "GET, HEAD")])
+        }
+        guard let text = components?.queryItems?.first(where: { $0.name == "url" })?.value else {
+            return .refusal(.badRequest, "bad request: url= must be a percent-encoded http or https URL\n", extra: [])
+        }
+        do {
+            return .media(try OriginURL.parse(text))
+        } catch {
+            return .refusal(.badRequest, "bad request: url= \(error)\n", extra: [])
+        }
+    }
+
+    /// The status, headers and body range answering a request from a version of known length.
+    struct Plan {
+        var status: HTTPResponseStatus
+        var headers: HTTPHeaders
+        /// The body's bytes; nil for none (an empty resource, or a range that cannot be satisfied).
+        var range: ClosedRange<Int64>?
+    }
+
+    /// Plans the answer to `request` from `info` (the version served, `length` bytes long).
+    static func plan(_ request: HTTPRequestHead, _ info: ContentInformation, length: Int64) -> Plan {
+        var headers = HTTPHeaders()
+        headers.add(name: "Accept-Ranges", value: "bytes")
+        headers.add(name: "Content-Type", value: info.contentType ?? "application/octet-stream")
+        if let etag = info.etag { headers.add(name: "ETag", value: etag) }
+        if let modified = info.lastModified { headers.add(name: "Last-Modified", value: modified) }
+        headers.add(name: "Connection", value: request.isKeepAlive ? "keep-alive" : "close")
+        // A client's If-Range that does not match what we serve asks for the whole (new) body, not a range of it.
+        let rangeHeader = ifRangeHolds(request.headers.first(name: "if-range"), info)
+            ? request.headers.first(name: "range") : nil
+        switch ByteRangeRequest(header: rangeHeader, length: length) {
+        case .whole:
+            headers.add(name: "Content-Length", value: String(length))
+            return Plan(status: .ok, headers: headers, range: length > 0 ? 0...(length - 1) : nil)
+        case .partial(let r):
+            headers.add(name: "Content-Range", value: "bytes \(r.lowerBound)-\(r.upperBound)/\(length)")
+            headers.add(name: "Content-Length", value: String(r.count))
+            return Plan(status: .partialContent, headers: headers, range: r)
+        case .unsatisfiable:
+            headers.add(name: "Content-Range", value: "bytes */\(length)")
+            headers.add(name: "Content-Length", value: "0")
+            return Plan(status: .rangeNotSatisfiable, headers: headers, range: nil)
+        }
+    }
+
+    /// True when there is no If-Range, or it names the version being served (a strong ETag, or the exact
+    /// Last-Modified date).
+    static func ifRangeHolds(_ ifRange: String?, _ info: ContentInformation) -> Bool {
+        guard let ifRange = ifRange?.trimmingCharacters(in: .whitespaces) else { return true }
+        if ifRange.hasPrefix("\"") || ifRange.hasPrefix("W/") {
+            guard let etag = info.etag, !etag.hasPrefix("W/"), !ifRange.hasPrefix("W/") else { return false }
+            return etag == ifRange
+        }
+        return info.lastModified == ifRange
+    }
+}
