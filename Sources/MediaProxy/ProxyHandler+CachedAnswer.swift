@@ -8,12 +8,22 @@ import NIOHTTP1
 extension ProxyHandler {
     /// Answers `request` from a settled cached copy; false (nothing written) when the loader must answer it.
     func answerAtOnce(_ request: HTTPRequestHead, server: ProxyServer, channel: Channel) -> Bool {
-        guard case .media(let url) = Self.target(of: request, server: server) else { return false }
+        guard request.method == .GET || request.method == .HEAD else { return false }
+        let url: URL
+        let key: CacheKey
+        // A player asks for range after range of one URL on a connection: parse and hash it once.
+        if let last = lastMedia, last.uri == request.uri {
+            (url, key) = (last.url, last.key)
+        } else {
+            guard case .media(let media) = Self.target(of: request, server: server) else { return false }
+            (url, key) = (media, CacheKey(url: media))
+            lastMedia = (request.uri, url, key)
+        }
         let started = Date()
         let clock = ContinuousClock.now
         let isGet = request.method == .GET
         var planned: Plan?
-        let copy = server.loader.openSettledCopy(url: url, key: CacheKey(url: url)) { info in
+        let copy = server.loader.openSettledCopy(url: url, key: key) { info in
             guard let length = info.contentLength else { return nil }
             let plan = Self.plan(request, info, length: length)
             planned = plan

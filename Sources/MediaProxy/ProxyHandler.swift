@@ -22,6 +22,8 @@ final class ProxyHandler: ChannelDuplexHandler, @unchecked Sendable {
     /// timeout means the client stopped reading, however small the write (the channel stays "writable" below its
     /// high-water mark, so that flag alone cannot tell).
     private var pendingWrites = 0
+    /// The media URL last asked for on this connection, parsed and hashed (event loop only).
+    var lastMedia: (uri: String, url: URL, key: CacheKey)?
 
     init(box: ProxyBox, connections: ResponseCount) {
         self.box = box

@@ -15,6 +15,13 @@ import Testing
         #expect(ByteRangeRequest(header: "bytes=9-5", length: 100) == .whole)
         #expect(ByteRangeRequest(header: "bytes=0-1,5-6", length: 100) == .whole)
         #expect(ByteRangeRequest(header: "items=0-1", length: 100) == .whole)
+        #expect(ByteRangeRequest(header: " Bytes= 5 -\t9 ", length: 100) == .partial(5...9))
+        #expect(ByteRangeRequest(header: "bytes=-", length: 100) == .whole)
+        #expect(ByteRangeRequest(header: "bytes=1-2-3", length: 100) == .whole)
+        #expect(ByteRangeRequest(header: "bytes=\u{1D}0-1", length: 100) == .whole)
+        #expect(ByteRangeRequest(header: "bytes\u{1D}0-1", length: 100) == .whole)
+        #expect(ByteRangeRequest(header: "bytes=1234567890123456789-", length: 100) == .whole)
+        #expect(ByteRangeRequest(header: "bytes=٣-5", length: 100) == .whole)
     }
 }
 

@@ -21,10 +21,14 @@ public enum OriginURL {
     }
 
     private static func validate(text: String) throws(OriginError) {
-        guard !text.contains(where: { $0.isWhitespace }) else {
+        // Bytes first (a proxy checks one URL per request); characters only for text beyond ASCII.
+        let hasWhitespace = text.utf8.allSatisfy { $0 < 0x80 }
+            ? text.utf8.contains { $0 == 0x20 || (0x09...0x0D).contains($0) }
+            : text.contains { $0.isWhitespace }
+        guard !hasWhitespace else {
             throw .invalidURL(url: text, reason: "is not a URL (use http://… or https://…)")
         }
-        let scheme = text.range(of: "://").map { text[..<$0.lowerBound].lowercased() }
+        let scheme = schemeSeparator(in: text).map { text[..<$0.lowerBound].lowercased() }
         guard let scheme, !scheme.isEmpty else {
             throw .invalidURL(url: text, reason: "is not a URL (use http://… or https://…)")
         }
@@ -50,10 +54,24 @@ public enum OriginURL {
 
     /// `userinfo@host:port` between `//` and the path.
     private static func authority(of text: String) -> Substring? {
-        guard let start = text.range(of: "://")?.upperBound else { return nil }
+        guard let start = schemeSeparator(in: text)?.upperBound else { return nil }
         let rest = text[start...]
         let end = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
         return rest[..<end]
+    }
+
+    /// Where the first `://` is.
+    private static func schemeSeparator(in text: String) -> Range<String.Index>? {
+        let bytes = text.utf8
+        var index = bytes.startIndex
+        while index != bytes.endIndex {
+            if bytes[index] == UInt8(ascii: ":") {
+                let rest = bytes[index...].prefix(3)
+                if rest.elementsEqual("://".utf8) { return index..<bytes.index(index, offsetBy: 3) }
+            }
+            index = bytes.index(after: index)
+        }
+        return nil
     }
 
     private static func hostAndPort(of authority: Substring) -> Substring {

@@ -36,9 +36,11 @@ public final class CacheStore: Sendable {
     let trashQueue = DispatchQueue(label: "MediaCache.trash")
     let locks: SharedLocks
 
-    var tempDirectory: String { directory.appendingPathComponent("temp").path }
-    var mediaDirectory: String { directory.appendingPathComponent("media").path }
-    var trashDirectory: String { directory.appendingPathComponent("trash").path }
+    /// The folders of data files being filled, complete and on their way out (worked out once: every open of a
+    /// data file names one).
+    let tempDirectory: String
+    let mediaDirectory: String
+    let trashDirectory: String
 
     /// What was repaired so the index and the files agree: at open (after a crash), and as entries were first used.
     public var recovery: RecoveryReport { state.withLockedValue { $0.recovery } }
@@ -66,6 +68,9 @@ public final class CacheStore: Sendable {
         readOnlyForTesting: Bool
     ) throws {
         self.directory = directory
+        tempDirectory = directory.appendingPathComponent("temp").path
+        mediaDirectory = directory.appendingPathComponent("media").path
+        trashDirectory = directory.appendingPathComponent("trash").path
         self.configuration = configuration
         self.logger = logger
         self.now = now
@@ -271,8 +276,7 @@ public final class CacheStore: Sendable {
     /// The data file of a generation of `key` in `state`: named by key and generation, so a process that still
     /// holds an evicted version can never open the file of a newer one.
     func path(for key: CacheKey, generation: Int64, state: ResourceState) -> String {
-        ((state == .complete ? mediaDirectory : tempDirectory) as NSString)
-            .appendingPathComponent("\(key.hex).\(generation)")
+        (state == .complete ? mediaDirectory : tempDirectory) + "/" + key.hex + "." + String(generation)
     }
 
     func path(for entry: StoreEntry) -> String { path(for: entry.info) }
