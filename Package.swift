@@ -32,7 +32,7 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
-        // Media container formats (MP4 boxes): what a player and preload planning read; the cache knows none.
+        // Media formats (MP4 boxes, HLS playlists): what a player, the proxy and preload planning read; the cache knows none.
         .target(name: "MediaFormats"),
         .target(
             name: "MediaOrigin",
@@ -48,6 +48,7 @@ let package = Package(
             name: "MediaProxy",
             dependencies: [
                 "MediaCache",
+                "MediaFormats",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -165,14 +165,23 @@ public final class MediaOriginServer: Sendable {
     /// The URL of `path` on this origin.
     public func url(_ path: String) -> URL { baseURL.appendingPathComponent(path) }
 
+    /// The `Content-Type` for a file name's extension: MP4, HLS playlists and their MPEG-TS segments.
+    public static func contentType(ofExtension pathExtension: String) -> String {
+        switch pathExtension.lowercased() {
+        case "mp4", "m4s": return "video/mp4"
+        case "m3u8": return "application/vnd.apple.mpegurl"
+        case "ts": return "video/mp2t"
+        default: return "application/octet-stream"
+        }
+    }
+
     func resource(at path: String) -> OriginResource? {
         let (registered, root) = state.withLockedValue { ($0.resources[path], $0.root) }
         if let registered { return registered }
         guard let root, !path.split(separator: "/").contains("..") else { return nil }
         let file = root.appendingPathComponent(String(path.drop(while: { $0 == "/" })))
         guard let data = FileManager.default.contents(atPath: file.path) else { return nil }
-        let type = file.pathExtension.lowercased() == "mp4" ? "video/mp4" : "application/octet-stream"
-        return OriginResource(bytes: [UInt8](data), contentType: type)
+        return OriginResource(bytes: [UInt8](data), contentType: Self.contentType(ofExtension: file.pathExtension))
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import MediaCache
+import MediaFormats
 import NIOCore
 import NIOHTTP1
 
@@ -24,7 +25,9 @@ extension ProxyHandler {
         let isGet = request.method == .GET
         var planned: Plan?
         let copy = server.loader.openSettledCopy(url: url, key: key) { info in
-            guard let length = info.contentLength else { return nil }
+            // A playlist is sent rewritten, never as its cached bytes.
+            guard let length = info.contentLength, !HLSPlaylistParser.isPlaylist(url: url, contentType: info.contentType)
+            else { return nil }
             let plan = Self.plan(request, info, length: length)
             planned = plan
             return isGet ? plan.range.map { $0.lowerBound..<($0.upperBound + 1) } : nil

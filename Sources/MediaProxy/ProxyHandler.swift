@@ -1,5 +1,6 @@
 import Foundation
 import MediaCache
+import MediaFormats
 import NIOCore
 import NIOHTTP1
 import Synchronization
@@ -119,6 +120,11 @@ final class ProxyHandler: ChannelDuplexHandler, @unchecked Sendable {
             info = try await server.loader.contentInformation(for: url, key: key)
         } catch {
             var answered = await upstreamFailure(error, channel, keepAlive, head: isHead)
+            answered.url = shown
+            return answered
+        }
+        if HLSPlaylistParser.isPlaylist(url: url, contentType: info.contentType) {
+            var answered = await sendPlaylist(request, url: url, key: key, info: info, server: server, channel: channel)
             answered.url = shown
             return answered
         }
@@ -245,7 +251,7 @@ final class ProxyHandler: ChannelDuplexHandler, @unchecked Sendable {
         return answered
     }
 
-    private static func upstreamFailure(_ error: Error, _ channel: Channel, _ keepAlive: Bool, head: Bool) async
+    static func upstreamFailure(_ error: Error, _ channel: Channel, _ keepAlive: Bool, head: Bool) async
         -> Answered
     {
         switch error {
@@ -260,7 +266,7 @@ final class ProxyHandler: ChannelDuplexHandler, @unchecked Sendable {
     }
 
     @discardableResult
-    private static func simple(
+    static func simple(
         _ status: HTTPResponseStatus, _ text: String, _ channel: Channel, _ keepAlive: Bool, head: Bool,
         extra: [(String, String)] = []
     ) async -> Answered {
@@ -279,11 +285,11 @@ final class ProxyHandler: ChannelDuplexHandler, @unchecked Sendable {
         return Answered(status: Int(status.code), bytes: head ? 0 : Int64(text.utf8.count))
     }
 
-    private static func write(_ channel: Channel, _ part: HTTPServerResponsePart) async {
+    static func write(_ channel: Channel, _ part: HTTPServerResponsePart) async {
         try? await channel.writeAndFlush(part).get()
     }
 
-    private static func end(_ channel: Channel, _ keepAlive: Bool) async {
+    static func end(_ channel: Channel, _ keepAlive: Bool) async {
         try? await channel.writeAndFlush(HTTPServerResponsePart.end(nil)).get()
         if !keepAlive { try? await channel.close() }
     }

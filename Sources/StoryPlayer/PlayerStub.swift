@@ -181,6 +181,11 @@ public final class PlayerStub: Sendable {
         guard let length = info.contentLength, length > 0 else {
             throw PlayerError("the origin did not say how long the video is")
         }
+        if HLSPlaylistParser.isPlaylist(url: url, contentType: info.contentType) {
+            throw PlayerError(
+                "this story is an HLS playlist, which the player cannot play yet; stream it through the cache with "
+                    + "`stories-tui serve` and ffplay or mpv")
+        }
         var cache = CacheOutcome(cached: initiallyCached, length: length)
         if loader.isOffline(key) { cache = .offline }
         update {

@@ -8,7 +8,7 @@ import StoryPlayer
 /// reports it. Built with `-sanitize=fuzzer -DFUZZING` this is a libFuzzer binary (the target is chosen with
 /// STORIES_FUZZ_TARGET); built normally it replays the committed corpus (`swift run stories-fuzz DIR`).
 enum FuzzTarget: String, CaseIterable {
-    case contentRange, rangeHeader, url, playlist, mp4
+    case contentRange, rangeHeader, url, playlist, mp4, hls
 
     /// The target named by STORIES_FUZZ_TARGET (content-range parsing by default).
     static var selected: FuzzTarget {
@@ -42,6 +42,18 @@ enum FuzzTarget: String, CaseIterable {
         case .playlist:
             _ = try? PlaylistParser.parse(
                 Data(bytes), name: "playlist.json", file: URL(fileURLWithPath: "/fuzz/playlist.json"))
+        case .hls:
+            let base = URL(string: "http://fuzz.example/stories/index.m3u8")!
+            if case .media(let playlist) = try? HLSPlaylistParser.parse(bytes, url: base) {
+                precondition(!playlist.segments.isEmpty, "a media playlist without segments passed")
+                for segment in playlist.segments {
+                    precondition(segment.duration.isFinite && segment.duration >= 0, "a segment of no sensible duration")
+                    if let range = segment.byteRange { precondition(range.lowerBound >= 0, "a byte range before the start") }
+                }
+                precondition(playlist.duration.isFinite, "an endless playlist")
+            }
+            let rewritten = HLSPlaylistRewriter.rewrite(text, base: base) { "http://proxy.example/media?url=" + $0.absoluteString }
+            precondition(!text.contains("\n") || rewritten.contains("\n"), "rewriting lost the lines")
         case .mp4:
             let done = DispatchSemaphore(value: 0)
             Task.detached {

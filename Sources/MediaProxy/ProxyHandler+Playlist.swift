@@ -1,0 +1,66 @@
+import Foundation
+import MediaCache
+import MediaFormats
+import NIOCore
+import NIOHTTP1
+
+/// HLS through the proxy: a playlist goes out with every URI in it pointing back here, so a player fetches the
+/// variants, segments, keys and initialization sections through the cache as well.
+extension ProxyHandler {
+    /// Sends the playlist at `url` rewritten. Always the whole rewritten body with 200: its length is not the
+    /// origin's, so a range of the origin's bytes would mean nothing to the client. A playlist larger than
+    /// `HLSPlaylistParser.maxBytes` is refused with 502 rather than held in memory.
+    static func sendPlaylist(
+        _ request: HTTPRequestHead, url: URL, key: CacheKey, info: ContentInformation, server: ProxyServer,
+        channel: Channel
+    ) async -> Answered {
+        let keepAlive = request.isKeepAlive
+        let isHead = request.method == .HEAD
+        let limit = Int64(HLSPlaylistParser.maxBytes)
+        if let length = info.contentLength, length > limit {
+            return await simple(
+                .badGateway, "bad gateway: the playlist is \(length) bytes, more than the \(limit >> 20) MiB allowed\n",
+                channel, keepAlive, head: isHead)
+        }
+        var bytes: [UInt8] = []
+        var outcome: CacheOutcome?
+        if info.contentLength != 0 {
+            var loading = LoadingRequest(url: url, cacheKey: key, requestedOffset: 0, requestedLength: info.contentLength)
+            if let length = info.contentLength {
+                loading.expectedVersion = ResourceMetadata(
+                    url: url.absoluteString, contentLength: length, contentType: info.contentType, etag: info.etag,
+                    lastModified: info.lastModified)
+            }
+            let chunks = server.loader.load(loading).makeAsyncIterator()
+            do {
+                while let chunk = try await chunks.next() {
+                    bytes += chunk.bytes
+                    guard Int64(bytes.count) <= limit else {
+                        return await simple(
+                            .badGateway, "bad gateway: the playlist is larger than the \(limit >> 20) MiB allowed\n",
+                            channel, keepAlive, head: isHead)
+                    }
+                }
+            } catch {
+                return await upstreamFailure(error, channel, keepAlive, head: isHead)
+            }
+            outcome = chunks.report?.outcome
+        }
+        let text = HLSPlaylistRewriter.rewrite(String(decoding: bytes, as: UTF8.self), base: url) {
+            server.mediaURL(for: $0)
+        }
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: info.contentType ?? "application/vnd.apple.mpegurl")
+        headers.add(name: "Content-Length", value: String(text.utf8.count))
+        headers.add(name: "Cache-Control", value: "no-cache")
+        headers.add(name: "Connection", value: keepAlive ? "keep-alive" : "close")
+        await write(channel, .head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers)))
+        if !isHead {
+            var buffer = channel.allocator.buffer(capacity: text.utf8.count)
+            buffer.writeString(text)
+            await write(channel, .body(.byteBuffer(buffer)))
+        }
+        await end(channel, keepAlive)
+        return Answered(status: 200, bytes: isHead ? 0 : Int64(text.utf8.count), outcome: outcome)
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import MediaCache
+import MediaOrigin
+import MediaTestSupport
+import Testing
+
+/// HLS through the proxy: playlists come back with every URI pointing at the proxy, so a player fetches
+/// everything through the cache.
+@Suite struct ProxyHLSTests {
+    /// The bundled HLS story (two variants of five 1-second MPEG-TS segments), registered at `/hls/...`.
+    private static func serveBundledHLS(on origin: MediaOriginServer) throws -> Int {
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("assets/videos/hls")
+        var total = 0
+        for file in ["master.m3u8", "v0/index.m3u8", "v1/index.m3u8"] + (0..<5).flatMap({ ["v0/seg\($0).ts", "v1/seg\($0).ts"] }) {
+            let data = try #require(FileManager.default.contents(atPath: folder.appendingPathComponent(file).path))
+            let type = MediaOriginServer.contentType(ofExtension: (file as NSString).pathExtension)
+            origin.set(OriginResource(bytes: [UInt8](data), contentType: type), at: "/hls/" + file)
+            total += data.count
+        }
+        return total
+    }
+
+    @Test func everyURIOfAPlaylistPointsBackAtTheProxy() async throws {
+        let h = try await ProxyHarness()
+        _ = try Self.serveBundledHLS(on: h.origin)
+        let master = try await h.get(h.mediaURL("hls/master.m3u8"))
+        #expect(master.status == 200)
+        #expect(master.headers.first(name: "content-type") == "application/vnd.apple.mpegurl")
+        let text = String(decoding: master.body, as: UTF8.self)
+        #expect(master.headers.first(name: "content-length") == String(master.body.count))
+        let uris = text.split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.isEmpty }.map(String.init)
+        #expect(uris == [h.mediaURL("hls/v0/index.m3u8"), h.mediaURL("hls/v1/index.m3u8")])
+        // A range of a playlist gets the whole rewritten playlist (its length is not the origin's).
+        let ranged = try await h.get(h.mediaURL("hls/v0/index.m3u8"), range: "bytes=0-9")
+        #expect(ranged.status == 200)
+        let segments = String(decoding: ranged.body, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }
+        #expect(segments.map(String.init) == (0..<5).map { h.mediaURL("hls/v0/seg\($0).ts") })
+        // Asked again (now answered from the cache), the same rewritten text.
+        #expect(try await h.get(h.mediaURL("hls/master.m3u8")).body == master.body)
+        await h.close()
+    }
+
+    @Test func aPlaylistSentWithoutALengthIsRewrittenTooAndAnOversizedOneRefused() async throws {
+        let h = try await ProxyHarness()
+        _ = try Self.serveBundledHLS(on: h.origin)
+        var faults = OriginFaults()
+        faults.chunked = true
+        faults.ignoreRange = true
+        h.origin.setFaults(faults)
+        let media = try await h.get(h.mediaURL("hls/v1/index.m3u8"))
+        #expect(media.status == 200)
+        let uris = String(decoding: media.body, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }
+        #expect(uris.map(String.init) == (0..<5).map { h.mediaURL("hls/v1/seg\($0).ts") })
+        h.origin.setFaults(OriginFaults())
+        let huge = "#EXTM3U\n" + String(repeating: "# padding\n", count: 500_000)
+        h.origin.set(OriginResource(bytes: Array(huge.utf8), contentType: "application/vnd.apple.mpegurl"), at: "/huge.m3u8")
+        let refused = try await h.get(h.mediaURL("huge.m3u8"))
+        #expect(refused.status == 502)
+        #expect(String(decoding: refused.body, as: UTF8.self).contains("more than the 4 MiB allowed"))
+        await h.close()
+    }
+
+    @Test func ffprobeReadsAnHLSStreamThroughTheProxyAndASecondReadIsFree() async throws {
+        guard let ffprobe = ["/usr/bin/ffprobe", "/usr/local/bin/ffprobe"].first(where: {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }) else {
+            if ProcessInfo.processInfo.environment["STORIES_REQUIRE_E2E"] == "1" {
+                Issue.record("ffprobe is required (STORIES_REQUIRE_E2E=1) but not installed")
+            } else {
+                print("skipping: ffprobe not installed (apt-get install ffmpeg)")
+            }
+            return
+        }
+        let h = try await ProxyHarness()
+        let total = try Self.serveBundledHLS(on: h.origin)
+        @Sendable func probe(_ url: String) throws -> String {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: ffprobe)
+            process.arguments = ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", url]
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return text.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let masterURL = h.mediaURL("hls/master.m3u8")
+        let first = try await offCooperativePool { try probe(masterURL) }
+        #expect(Double(first).map { abs($0 - 5) < 0.1 } == true, "ffprobe said \(first)")
+        // A player plays both variants through (ffprobe alone stops early, at a point that depends on timing).
+        for variant in ["v0", "v1"] {
+            for index in 0..<5 { _ = try await h.get(h.mediaURL("hls/\(variant)/seg\(index).ts")) }
+        }
+        // No byte of any playlist or segment came from the origin twice.
+        #expect(h.origin.bodyBytesSent <= total)
+        let segmentGets = h.origin.requests.filter { $0.method == "GET" && $0.path.hasSuffix(".ts") && $0.bodyBytes > 0 }
+        #expect(Set(segmentGets.map(\.path)).count == 10)
+        try await h.restart()
+        await h.origin.resetCounters()
+        let secondURL = h.mediaURL("hls/master.m3u8")
+        let second = try await offCooperativePool { try probe(secondURL) }
+        #expect(second == first)
+        #expect(h.origin.bodyBytesSent == 0)
+        await h.close()
+    }
+}
