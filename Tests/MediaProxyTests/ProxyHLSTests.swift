@@ -62,32 +62,11 @@ import Testing
     }
 
     @Test func ffprobeReadsAnHLSStreamThroughTheProxyAndASecondReadIsFree() async throws {
-        guard let ffprobe = ["/usr/bin/ffprobe", "/usr/local/bin/ffprobe"].first(where: {
-            FileManager.default.isExecutableFile(atPath: $0)
-        }) else {
-            if ProcessInfo.processInfo.environment["STORIES_REQUIRE_E2E"] == "1" {
-                Issue.record("ffprobe is required (STORIES_REQUIRE_E2E=1) but not installed")
-            } else {
-                print("skipping: ffprobe not installed (apt-get install ffmpeg)")
-            }
-            return
-        }
+        guard let ffprobe = installedFFprobe() else { return }
         let h = try await ProxyHarness()
         let total = try Self.serveBundledHLS(on: h.origin)
-        @Sendable func probe(_ url: String) throws -> String {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: ffprobe)
-            process.arguments = ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", url]
-            let out = Pipe()
-            process.standardOutput = out
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return text.trimmingCharacters(in: .whitespacesAndNewlines)
-        }
         let masterURL = h.mediaURL("hls/master.m3u8")
-        let first = try await offCooperativePool { try probe(masterURL) }
+        let first = try await offCooperativePool { try probeDuration(ffprobe, masterURL) }
         #expect(Double(first).map { abs($0 - 5) < 0.1 } == true, "ffprobe said \(first)")
         // A player plays both variants through (ffprobe alone stops early, at a point that depends on timing).
         for variant in ["v0", "v1"] {
@@ -100,7 +79,7 @@ import Testing
         try await h.restart()
         await h.origin.resetCounters()
         let secondURL = h.mediaURL("hls/master.m3u8")
-        let second = try await offCooperativePool { try probe(secondURL) }
+        let second = try await offCooperativePool { try probeDuration(ffprobe, secondURL) }
         #expect(second == first)
         #expect(h.origin.bodyBytesSent == 0)
         await h.close()

@@ -151,35 +151,14 @@ func httpGet(_ url: String, range: String? = nil, method: HTTPMethod = .GET, hea
 
     @Test(arguments: ["bars", "tail-moov"])
     func ffprobeReadsAProxiedMP4AndASecondReadIsFree(clip: String) async throws {
-        guard let ffprobe = ["/usr/bin/ffprobe", "/usr/local/bin/ffprobe"].first(where: {
-            FileManager.default.isExecutableFile(atPath: $0)
-        }) else {
-            if ProcessInfo.processInfo.environment["STORIES_REQUIRE_E2E"] == "1" {
-                Issue.record("ffprobe is required (STORIES_REQUIRE_E2E=1) but not installed")
-            } else {
-                print("skipping: ffprobe not installed (apt-get install ffmpeg)")
-            }
-            return
-        }
+        guard let ffprobe = installedFFprobe() else { return }
         let assets = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("assets/videos")
         let data = try #require(FileManager.default.contents(atPath: assets.appendingPathComponent("\(clip).mp4").path))
         let h = try await ProxyHarness()
         h.origin.set(OriginResource(bytes: [UInt8](data)), at: "/\(clip).mp4")
-        @Sendable func probe(_ url: String) throws -> String {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: ffprobe)
-            process.arguments = ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", url]
-            let out = Pipe()
-            process.standardOutput = out
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return text.trimmingCharacters(in: .whitespacesAndNewlines)
-        }
         let firstURL = h.mediaURL("\(clip).mp4")
-        let first = try await offCooperativePool { try probe(firstURL) }
+        let first = try await offCooperativePool { try probeDuration(ffprobe, firstURL) }
         #expect(Double(first).map { abs($0 - 5) < 0.05 } == true, "ffprobe said \(first)")
         // A player then plays it through (ffprobe alone stops early; what the proxy fetched past that point
         // depends on timing, so the zero-cost claim is about a video that has been played once).
@@ -187,11 +166,38 @@ func httpGet(_ url: String, range: String? = nil, method: HTTPMethod = .GET, hea
         try await h.restart()
         await h.origin.resetCounters()
         let secondURL = h.mediaURL("\(clip).mp4")
-        let second = try await offCooperativePool { try probe(secondURL) }
+        let second = try await offCooperativePool { try probeDuration(ffprobe, secondURL) }
         #expect(second == first)
         #expect(h.origin.bodyBytesSent == 0)
         await h.close()
     }
+}
+
+/// ffprobe's path; nil when it is not installed (a recorded failure with STORIES_REQUIRE_E2E=1, else a skip).
+func installedFFprobe() -> String? {
+    if let path = ["/usr/bin/ffprobe", "/usr/local/bin/ffprobe"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) {
+        return path
+    }
+    if ProcessInfo.processInfo.environment["STORIES_REQUIRE_E2E"] == "1" {
+        Issue.record("ffprobe is required (STORIES_REQUIRE_E2E=1) but not installed")
+    } else {
+        print("skipping: ffprobe not installed (apt-get install ffmpeg)")
+    }
+    return nil
+}
+
+/// The duration ffprobe reads at `url` (blocking: call it off the cooperative pool).
+func probeDuration(_ ffprobe: String, _ url: String) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: ffprobe)
+    process.arguments = ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", url]
+    let out = Pipe()
+    process.standardOutput = out
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return text.trimmingCharacters(in: .whitespacesAndNewlines)
 }
 
 /// Runs blocking work (waiting for a subprocess) on a Dispatch thread, so it never blocks the cooperative pool
