@@ -72,6 +72,8 @@ public final class PlayerStub: Sendable {
     let clock: PlaybackClock
     let configuration: PlayerConfiguration
     let fallbackDuration: Double?
+    /// The key each part of an HLS story (variant playlists, segments) is cached under.
+    let partKey: @Sendable (URL) -> CacheKey
     let onEvent: @Sendable (PlayerEvent) -> Void
     let storyID: String
     struct Shared {
@@ -82,15 +84,19 @@ public final class PlayerStub: Sendable {
         var decoder: VideoDecoder?
         var box: (width: Int, height: Int)
         var seekBy: Double = 0
+        var parts: MediaParts?
     }
     private let shared: NIOLockedValueBox<Shared>
 
-    /// A player for `url`; `fallbackDuration` is used for media that is not MP4.
+    /// A player for `url` (an MP4, or an HLS playlist whose variant playlists and segments are cached under
+    /// `partKey`); `fallbackDuration` is used for media that is neither.
     public init(
         loader: MediaLoader, url: URL, cacheKey: CacheKey? = nil, storyID: String, clock: PlaybackClock,
         configuration: PlayerConfiguration = PlayerConfiguration(), fallbackDuration: Double? = nil,
+        partKey: @escaping @Sendable (URL) -> CacheKey = { CacheKey(url: $0) },
         onEvent: @escaping @Sendable (PlayerEvent) -> Void = { _ in }
     ) {
+        self.partKey = partKey
         self.loader = loader
         self.url = url
         key = cacheKey ?? CacheKey(url: url)
@@ -104,6 +110,9 @@ public final class PlayerStub: Sendable {
 
     /// The current status.
     public var status: PlaybackStatus { shared.withLockedValue { $0.status } }
+
+    /// The resources the story plays, once known (an HLS story's segments as one run).
+    var parts: MediaParts? { shared.withLockedValue { $0.parts } }
 
     /// Pauses or resumes (a paused player neither moves nor counts stall time).
     public func setPaused(_ paused: Bool) { shared.withLockedValue { $0.paused = paused } }
@@ -182,22 +191,41 @@ public final class PlayerStub: Sendable {
             throw PlayerError("the origin did not say how long the video is")
         }
         if HLSPlaylistParser.isPlaylist(url: url, contentType: info.contentType) {
-            throw PlayerError(
-                "this story is an HLS playlist, which the player cannot play yet; stream it through the cache with "
-                    + "`stories-tui serve` and ffplay or mpv")
-        }
-        var cache = CacheOutcome(cached: initiallyCached, length: length)
-        if loader.isOffline(key) { cache = .offline }
-        update {
-            $0.contentLength = length
-            $0.cache = cache
+            // An HLS story: its variant's segments, read one after another as one run of bytes, all of them
+            // part of this viewing.
+            let plan = try await HLSStory.plan(loader: loader, url: url, key: key, length: length, partKey: partKey)
+            let started = generation
+            try await loader.viewing(keys: plan.keys) {
+                let story = try await HLSStory.measure(plan, loader: loader)
+                try await playRun(
+                    parts: story.parts, duration: story.duration, payload: 0..<story.parts.length, cache: story.cache,
+                    start: start, generation: started)
+            }
+            return
         }
         let (duration, payload) = try await readHeader(length: length)
-        update { $0.duration = duration }
+        try await playRun(
+            parts: MediaParts(url: url, key: key, length: length), duration: duration, payload: payload,
+            cache: CacheOutcome(cached: initiallyCached, length: length), start: start, generation: generation)
+    }
+
+    /// Plays `payload` of the run of `parts` (its media lasting `duration` seconds), decoding it when asked to.
+    private func playRun(
+        parts: MediaParts, duration: Double, payload: Range<Int64>, cache: CacheOutcome, start: Double,
+        generation: Int64?
+    ) async throws {
+        var cache = cache
+        if loader.isOffline(key) { cache = .offline }
+        shared.withLockedValue { $0.parts = parts }
+        update {
+            $0.contentLength = parts.length
+            $0.cache = cache
+            $0.duration = duration
+        }
         var decoder: VideoDecoder?
         if configuration.decodesVideo {
             let box = shared.withLockedValue { $0.box }
-            let video = VideoDecoder(loader: loader, url: url, key: key, length: length, box: box)
+            let video = VideoDecoder(loader: loader, parts: parts, box: box)
             shared.withLockedValue { $0.decoder = video }
             video.start()
             decoder = video
@@ -205,7 +233,8 @@ public final class PlayerStub: Sendable {
         // The last frame stays readable after the decoder stops, for the still at the end.
         defer { decoder?.stop() }
         try await play(
-            payload: payload, duration: duration, start: start, cache: cache, generation: generation, decoder: decoder)
+            parts: parts, payload: payload, duration: duration, start: start, cache: cache, generation: generation,
+            decoder: decoder)
     }
 
     private func readHeader(length: Int64) async throws -> (Double, Range<Int64>) {
@@ -222,11 +251,14 @@ public final class PlayerStub: Sendable {
     }
 
     /// Reads the payload from `offset` on in the background (see `pull`).
-    private func startDownload(payload: Range<Int64>, from offset: Int64, bitrate: Double) -> Task<Void, Never> {
+    private func startDownload(
+        parts: MediaParts, payload: Range<Int64>, from offset: Int64, bitrate: Double
+    ) -> Task<Void, Never> {
         shared.withLockedValue { $0.downloadedEnd = offset }
         return Task { [self] in
             do {
-                try await pull(payload: offset..<payload.upperBound, bitrate: bitrate, start: payload.lowerBound)
+                try await pull(
+                    parts: parts, payload: offset..<payload.upperBound, bitrate: bitrate, start: payload.lowerBound)
             } catch is CancellationError {
             } catch {
                 shared.withLockedValue { $0.failure = "\(error)" }
@@ -235,11 +267,11 @@ public final class PlayerStub: Sendable {
     }
 
     private func play(
-        payload: Range<Int64>, duration: Double, start: Double, cache: CacheOutcome, generation: Int64?,
+        parts: MediaParts, payload: Range<Int64>, duration: Double, start: Double, cache: CacheOutcome, generation: Int64?,
         decoder: VideoDecoder?
     ) async throws {
         let bitrate = Double(payload.count) / duration
-        var download = startDownload(payload: payload, from: payload.lowerBound, bitrate: bitrate)
+        var download = startDownload(parts: parts, payload: payload, from: payload.lowerBound, bitrate: bitrate)
         defer { download.cancel() }
         let tick = decoder == nil ? configuration.tick : Swift.min(configuration.tick, 0.02)
         var last = clock.now
@@ -261,16 +293,16 @@ public final class PlayerStub: Sendable {
                 decoder?.seek(to: status.position)
                 // Past what the download reached: it restarts at the new playhead instead of reading the gap.
                 let byte = payload.lowerBound + Int64(status.position * bitrate)
-                let onDisk = loader.store.availableRanges(for: key).contiguousLength(from: byte)
+                let onDisk = parts.contiguousCached(from: byte, in: loader.store)
                 if byte > shared.withLockedValue({ $0.downloadedEnd }), onDisk == 0 {
                     download.cancel()
-                    download = startDownload(payload: payload, from: byte, bitrate: bitrate)
+                    download = startDownload(parts: parts, payload: payload, from: byte, bitrate: bitrate)
                 }
             }
             // The check against the origin runs beside playback: show when it could not reach the origin.
             if loader.isOffline(key) { status.cache = .offline }
             let playheadByte = payload.lowerBound + Int64(status.position * bitrate)
-            let buffered = bufferedSeconds(from: playheadByte, payload: payload, bitrate: bitrate)
+            let buffered = bufferedSeconds(from: playheadByte, parts: parts, payload: payload, bitrate: bitrate)
             let bufferedToEnd = status.position + buffered >= duration - 1e-6
             switch status.state {
             case .loading:
@@ -311,7 +343,8 @@ public final class PlayerStub: Sendable {
                 throw PlayerError(failure)
             }
             let after = bufferedSeconds(
-                from: payload.lowerBound + Int64(status.position * bitrate), payload: payload, bitrate: bitrate)
+                from: payload.lowerBound + Int64(status.position * bitrate), parts: parts, payload: payload,
+                bitrate: bitrate)
             status.bufferedSeconds = after
             if let decoder {
                 decoder.show(at: status.position)
@@ -325,30 +358,41 @@ public final class PlayerStub: Sendable {
     }
 
     /// Seconds of payload available from `byte` on (contiguous), from disk or from a stream-through download.
-    private func bufferedSeconds(from byte: Int64, payload: Range<Int64>, bitrate: Double) -> Double {
-        let onDisk = loader.store.availableRanges(for: key).contiguousLength(from: byte)
+    private func bufferedSeconds(from byte: Int64, parts: MediaParts, payload: Range<Int64>, bitrate: Double) -> Double {
+        let onDisk = parts.contiguousCached(from: byte, in: loader.store)
         let streamed = shared.withLockedValue { $0.downloadedEnd } - byte
         let bytes = Swift.min(Swift.max(onDisk, streamed, 0), payload.upperBound - byte)
         return Double(bytes) / bitrate
     }
 
-    /// Reads `payload` in order, staying at most `readAhead` seconds ahead of the playhead, as AVPlayer does;
-    /// `start` is where the media's payload begins (the playhead's byte 0).
-    private func pull(payload: Range<Int64>, bitrate: Double, start: Int64) async throws {
-        let stream = loader.load(
-            LoadingRequest(url: url, cacheKey: key, requestedOffset: payload.lowerBound,
-                requestedLength: Int64(payload.count)))
-        let iterator = stream.makeAsyncIterator()
-        while true {
-            let ahead = shared.withLockedValue { s in
-                Double(s.downloadedEnd - start - Int64(s.status.position * bitrate)) / bitrate
+    /// Reads `payload` (offsets in the run of `parts`) in order, part after part, staying at most `readAhead`
+    /// seconds ahead of the playhead, as AVPlayer does; `start` is where the media's payload begins (the
+    /// playhead's byte 0).
+    private func pull(parts: MediaParts, payload: Range<Int64>, bitrate: Double, start: Int64) async throws {
+        guard var index = parts.index(containing: payload.lowerBound) else { return }
+        var position = payload.lowerBound
+        while index < parts.parts.count, position < payload.upperBound {
+            let part = parts.parts[index]
+            let end = Swift.min(part.end, payload.upperBound)
+            let stream = loader.load(
+                LoadingRequest(
+                    url: part.url, cacheKey: part.key, requestedOffset: part.range.lowerBound + (position - part.start),
+                    requestedLength: end - position))
+            let iterator = stream.makeAsyncIterator()
+            while true {
+                let ahead = shared.withLockedValue { s in
+                    Double(s.downloadedEnd - start - Int64(s.status.position * bitrate)) / bitrate
+                }
+                if ahead > configuration.readAhead {
+                    try await clock.sleep(until: clock.now + configuration.tick)
+                    continue
+                }
+                guard let chunk = try await iterator.next() else { break }
+                position = part.start + (chunk.offset - part.range.lowerBound) + Int64(chunk.bytes.count)
+                shared.withLockedValue { $0.downloadedEnd = position }
             }
-            if ahead > configuration.readAhead {
-                try await clock.sleep(until: clock.now + configuration.tick)
-                continue
-            }
-            guard let chunk = try await iterator.next() else { return }
-            shared.withLockedValue { $0.downloadedEnd = chunk.offset + Int64(chunk.bytes.count) }
+            position = end
+            index += 1
         }
     }
 }

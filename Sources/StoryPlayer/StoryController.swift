@@ -41,6 +41,8 @@ public final class StoryController: Sendable {
         var viewed: Set<Int> = []
         /// Stories whose last attempt in this run failed.
         var failing: Set<Int> = []
+        /// What each story played this session is made of (an HLS story's segments), once its player knew.
+        var parts: [Int: MediaParts] = [:]
         /// Tasks waiting in `playToEnd` for the end of the playlist.
         var endWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
     }
@@ -172,8 +174,10 @@ public final class StoryController: Sendable {
 
     /// The screen's state now.
     public func snapshot() -> SessionSnapshot {
-        let (navigator, player, paused, failing) = state.withLockedValue {
-            ($0.navigator, $0.player, $0.paused, $0.failing)
+        let (navigator, player, paused, failing, parts) = state.withLockedValue { s in
+            // The playing story's parts, once its player has read them, stay known for its row.
+            if let index = s.navigator.index, let playing = s.player?.parts { s.parts[index] = playing }
+            return (s.navigator, s.player, s.paused, s.failing, s.parts)
         }
         let store = session.loader.store
         let preloads = session.preload?.preloader.progress ?? [:]
@@ -181,12 +185,19 @@ public final class StoryController: Sendable {
         var currentRanges = ByteRangeSet()
         for (i, story) in session.playlist.stories.enumerated() {
             let key = keys[i]
-            let info = store.info(for: key)
-            let ranges = info?.ranges ?? ByteRangeSet()
+            let length: Int64?
+            let ranges: ByteRangeSet
+            if let run = parts[i] {
+                // Over every resource the story plays (an HLS story's segments), as one run of bytes.
+                (length, ranges) = (run.length, run.cachedRanges(in: store))
+            } else {
+                let info = store.info(for: key)
+                (length, ranges) = (info?.metadata.contentLength, info?.ranges ?? ByteRangeSet())
+            }
             if i == navigator.index { currentRanges = ranges }
             rows.append(StoryRow(
                 id: story.id, title: story.title, plays: navigator.plays(i), maxViews: story.maxViews,
-                eligible: navigator.isEligible(i), contentLength: info?.metadata.contentLength,
+                eligible: navigator.isEligible(i), contentLength: length,
                 cachedBytes: ranges.total, preload: preloads[key], failed: failing.contains(i)))
         }
         let metrics = session.loader.metrics

@@ -7,11 +7,14 @@ public struct ResolvedSource: Sendable {
     public var url: URL
     /// A stable cache key (local files are served from a port that changes between runs).
     public var key: CacheKey
+    /// The key of a resource the story's own refers to (an HLS story's variant playlists and segments).
+    public var partKey: @Sendable (URL) -> CacheKey
 
-    /// Creates a resolved source.
-    public init(url: URL, key: CacheKey) {
+    /// Creates a resolved source; parts are keyed by their URL unless `partKey` says otherwise.
+    public init(url: URL, key: CacheKey, partKey: @escaping @Sendable (URL) -> CacheKey = { CacheKey(url: $0) }) {
         self.url = url
         self.key = key
+        self.partKey = partKey
     }
 }
 
@@ -60,11 +63,23 @@ public final class StorySession: Sendable {
             case .remote(let url):
                 return ResolvedSource(url: url, key: CacheKey(url: url))
             case .local(let path, let file):
-                let url = (originBase ?? URL(fileURLWithPath: "/")).appendingPathComponent(path)
-                return ResolvedSource(url: url, key: CacheKey(custom: "local-file\n\(file.standardizedFileURL.path)"))
+                let base = originBase ?? URL(fileURLWithPath: "/")
+                let url = base.appendingPathComponent(path)
+                // The folder the origin serves: the story's file without its relative path.
+                let filePath = file.standardizedFileURL.path
+                let folder = filePath.hasSuffix(path) ? String(filePath.dropLast(path.count)) : filePath
+                return ResolvedSource(url: url, key: Self.localKey(filePath)) { part in
+                    // A part served by the same origin is a file of that folder: keyed by its path, like the story.
+                    guard part.host == base.host, part.port == base.port else { return CacheKey(url: part) }
+                    let relative = part.path.drop { $0 == "/" }
+                    return Self.localKey(URL(fileURLWithPath: folder).appendingPathComponent(String(relative)).standardizedFileURL.path)
+                }
             }
         }
     }
+
+    /// The key of a local file's bytes.
+    static func localKey(_ path: String) -> CacheKey { CacheKey(custom: "local-file\n\(path)") }
 
     /// The key a story's play count is stored under.
     public static func playKey(_ story: Story) -> CacheKey {
@@ -90,7 +105,7 @@ public final class StorySession: Sendable {
         let source = resolve(story)
         return PlayerStub(
             loader: loader, url: source.url, cacheKey: source.key, storyID: story.id, clock: clock,
-            configuration: configuration, fallbackDuration: story.duration, onEvent: onEvent)
+            configuration: configuration, fallbackDuration: story.duration, partKey: source.partKey, onEvent: onEvent)
     }
 
     /// Counts a view of story `index` in the persisted play counts (the controller calls it once per story and

@@ -148,8 +148,9 @@ import Testing
         let kinds = firstEvents.compactMap { $0["event"] as? String }
         #expect(kinds.first == "story_start")
         #expect(kinds.last == "playlist_end")
-        #expect(kinds.filter { $0 == "first_frame" }.count == 4)
-        #expect(kinds.filter { $0 == "story_end" }.count == 4)
+        // Four MP4 stories and one HLS story.
+        #expect(kinds.filter { $0 == "first_frame" }.count == 5)
+        #expect(kinds.filter { $0 == "story_end" }.count == 5)
         let frames = firstEvents.filter { $0["event"] as? String == "first_frame" }
         #expect(frames.allSatisfy { ($0["startupMs"] as? Int) != nil })
         #expect(frames.first?["cache"] as? String == "MISS")
@@ -172,15 +173,17 @@ import Testing
         let totals = try #require(try JSONSerialization.jsonObject(with: stats.stdout) as? [String: Any])
         #expect(totals["cacheHitBytes"] as? Int == secondEnd["savedBytes"] as? Int, "one definition everywhere")
         let secondFrames = try events(second).filter { $0["event"] as? String == "first_frame" }
-        #expect(secondFrames.count == 4)
+        #expect(secondFrames.count == 5)
         #expect(secondFrames.allSatisfy { $0["cache"] as? String == "HIT" })
         let ends = try events(second).filter { $0["event"] as? String == "story_end" }
         #expect(ends.first?["playCount"] as? Int == 2)
-        // The listing shows the counts the player keeps (each story played twice), and clearing forgets them.
+        // The listing shows the counts the player keeps (each story played twice, on its own resource: the HLS
+        // story's variant playlist and five segments are listed beside it, uncounted), and clearing forgets them.
         let listed = try await CLI.run(["cache", "ls", "--json", "--cache-dir", cache.path])
         let rows = try #require(try JSONSerialization.jsonObject(with: listed.stdout) as? [[String: Any]])
-        #expect(rows.count == 4)
-        #expect(rows.allSatisfy { $0["playCount"] as? Int == 2 }, "\(rows.map { $0["playCount"] ?? "none" })")
+        #expect(rows.count == 5 + 1 + 5)
+        let counted = rows.filter { ($0["playCount"] as? Int ?? 0) > 0 }
+        #expect(counted.count == 5 && counted.allSatisfy { $0["playCount"] as? Int == 2 }, "\(rows.map { $0["playCount"] ?? "none" })")
         #expect(try await CLI.run(["cache", "clear", "--cache-dir", cache.path]).status == 0)
         let third = try await CLI.run(arguments)
         let thirdEnds = try events(third).filter { $0["event"] as? String == "story_end" }
@@ -194,12 +197,12 @@ import Testing
         let withPicture = try await CLI.run(arguments + ["--cache-dir", cache.path])
         #expect(withPicture.status == 0, "\(withPicture.stderr)")
         let ends = try events(withPicture).filter { $0["event"] as? String == "story_end" }
-        #expect(ends.count == 4)
+        #expect(ends.count == 5)
         #expect(ends.allSatisfy { ($0["framesShown"] as? Int ?? 0) >= 1 && ($0["framesDropped"] as? Int) != nil }, "\(ends)")
         let textOnly = try await CLI.run(arguments + ["--no-video", "--cache-dir", cache.path])
         #expect(textOnly.status == 0, "\(textOnly.stderr)")
         let textEnds = try events(textOnly).filter { $0["event"] as? String == "story_end" }
-        #expect(textEnds.count == 4)
+        #expect(textEnds.count == 5)
         #expect(textEnds.allSatisfy { $0["framesShown"] as? Int == 0 && $0["framesDropped"] as? Int == 0 }, "\(textEnds)")
     }
 

@@ -162,7 +162,7 @@ func terminalFlags(_ file: URL) throws -> Set<String> {
                 }
             }
             try await tmux.type("'\(try CLI.binary().path)' '\(playlist.path)' --cache-dir '\(cache)' --network lan")
-            try await tmux.waitFor("the first story") { $0.contains { $0.contains("1/4") } }
+            try await tmux.waitFor("the first story") { $0.contains { $0.contains("1/5") } }
             #expect(running().count == 1)
             await tmux.kill()
             let deadline = ContinuousClock.now + .seconds(20)
@@ -209,7 +209,7 @@ func terminalFlags(_ file: URL) throws -> Set<String> {
         try await tmux.type("clear; '\(binary)' '\(playlist.path)' --cache-dir '\(scratch.path)/cache' --network lan")
         try await tmux.keys("2")
         try await tmux.waitFor("the picture of story 2 playing, with its caption") { screen in
-            screen.contains { $0.contains("2/4 · Mandelbrot zoom") }
+            screen.contains { $0.contains("2/5 · Mandelbrot zoom") }
                 && screen.filter { $0.filter { $0 == "▀" }.count >= 40 }.count >= 15
                 && screen.contains { $0.contains("Mandelbrot zoom · ▶ Playing") }
         }
@@ -249,7 +249,7 @@ func terminalFlags(_ file: URL) throws -> Set<String> {
         try await tmux.type("clear; LANG=C LC_ALL=C '\(binary)' '\(playlist.path)' --cache-dir '\(scratch.path)/cache'")
         let shaded = try await tmux.waitFor("the shaded picture of story 1") { screen in
             // Without UTF-8 the header's separators are ASCII too.
-            screen.contains { $0.contains("1/4 - Colour bars") }
+            screen.contains { $0.contains("1/5 - Colour bars") }
                 && screen.filter { line in line.filter { "%#@*+=".contains($0) }.count >= 30 }.count >= 10
         }
         #expect(!shaded.contains { $0.contains("▀") })

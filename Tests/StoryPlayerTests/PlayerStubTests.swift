@@ -93,20 +93,6 @@ import Testing
         await sim.close()
     }
 
-    @Test func anHLSStorySaysThePlayerCannotPlayItAndWhereItCanBeStreamed() async throws {
-        let sim = try await Simulation(profile: .unlimited)
-        let playlist = "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\ns0.ts\n#EXT-X-ENDLIST\n"
-        sim.origin.set(
-            OriginResource(bytes: Array(playlist.utf8), contentType: "application/vnd.apple.mpegurl"), at: "/story")
-        // Even with a duration in the playlist: a playlist's bytes are not a video to time.
-        let player = PlayerStub(
-            loader: sim.loader, url: sim.origin.url("story"), storyID: "hls", clock: sim.clock, fallbackDuration: 5)
-        let status = try await sim.run { await player.run() }
-        #expect(status.state == .failed)
-        #expect(status.error?.hasPrefix("this story is an HLS playlist, which the player cannot play yet") == true)
-        await sim.close()
-    }
-
     @Test func aPausedPlayerHoldsItsPosition() async throws {
         let sim = try await Simulation(profile: .unlimited)
         sim.origin.set(OriginResource(bytes: Self.video), at: "/v.mp4")

@@ -82,6 +82,11 @@ import Testing
             guard case .local(_, let file) = story.source else { continue }
             sizes += try #require(FileManager.default.contents(atPath: file.path)).count
         }
+        // The HLS story plays its lowest variant: that playlist and its segments, each once.
+        let hls = list.folder.appendingPathComponent("videos/hls/v0")
+        for name in ["index.m3u8"] + (0..<5).map({ "seg\($0).ts" }) {
+            sizes += try #require(FileManager.default.contents(atPath: hls.appendingPathComponent(name).path)).count
+        }
         var sent: [Bool: Int] = [:]
         var shown: [Bool: Int] = [:]
         for video in [true, false] {

@@ -251,8 +251,14 @@ public final class MediaLoader: Sendable {
     /// Runs `body` as one viewing of `key` (a player showing a story): bytes downloaded during it, or by a preload
     /// before it, are not counted as saved when it reads them again; once it ends, they are (see `LoaderMetrics`).
     public func viewing<T: Sendable>(key: CacheKey, _ body: () async throws -> T) async rethrows -> T {
-        traffic.adjust(key, viewing: true, by: 1)
-        defer { traffic.adjust(key, viewing: true, by: -1) }
+        try await viewing(keys: [key], body)
+    }
+
+    /// Runs `body` as one viewing of every key in `keys` (a story made of several resources, e.g. HLS segments).
+    public func viewing<T: Sendable>(keys: [CacheKey], _ body: () async throws -> T) async rethrows -> T {
+        let unique = Set(keys)
+        for key in unique { traffic.adjust(key, viewing: true, by: 1) }
+        defer { for key in unique { traffic.adjust(key, viewing: true, by: -1) } }
         return try await body()
     }
 

@@ -8,13 +8,13 @@ public struct VideoDecodeError: Error, CustomStringConvertible, Equatable {
     init(_ description: String) { self.description = description }
 }
 
-/// The demuxer's I/O: reads and seeks go to a `LoaderByteSource`, never to a file or socket of its own.
+/// The demuxer's I/O: reads and seeks go to a `DemuxerByteSource`, never to a file or socket of its own.
 private final class AVIOBridge {
-    let source: LoaderByteSource
+    let source: any DemuxerByteSource
     var position: Int64 = 0
     /// Set when a read failed for a reason other than the end of the video.
     var failure: Error?
-    init(source: LoaderByteSource) { self.source = source }
+    init(source: any DemuxerByteSource) { self.source = source }
 }
 
 private let avioRead: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<UInt8>?, Int32) -> Int32 = {
@@ -51,7 +51,7 @@ private let avioSeek: @convention(c) (UnsafeMutableRawPointer?, Int64, Int32) ->
     return target
 }
 
-/// The first video stream of a file read through a `LoaderByteSource`, decoded frame by frame and scaled to RGB.
+/// The first video stream of a file read through a `DemuxerByteSource`, decoded frame by frame and scaled to RGB.
 /// Blocking: it lives on the decoder's own thread and is used by it only.
 final class FrameReader {
     private let bridge: AVIOBridge
@@ -68,7 +68,7 @@ final class FrameReader {
     let height: Int
 
     /// Opens the video: reads its header through `source` and sets up the decoder for its first video stream.
-    init(source: LoaderByteSource) throws {
+    init(source: any DemuxerByteSource) throws {
         bridge = AVIOBridge(source: source)
         var why = [CChar](repeating: 0, count: 512)
         guard stories_ffmpeg_load(&why, why.count) == 1 else {

@@ -148,3 +148,47 @@ final class LoaderByteSource: @unchecked Sendable {
     /// Forward jumps shorter than this read through the open request rather than opening a new one.
     static let skipLimit: Int64 = 256 * 1024
 }
+
+/// What the demuxer reads from: a run of bytes of known length, read by a blocking thread.
+protocol DemuxerByteSource: AnyObject, Sendable {
+    /// Bytes in the run.
+    var length: Int64 { get }
+    /// Copies up to `buffer.count` bytes from `offset` on; 0 at the end.
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int
+    /// Wakes a blocked read with an error; later reads fail.
+    func cancel()
+}
+
+extension LoaderByteSource: DemuxerByteSource {}
+
+/// A run of parts (see `MediaParts`) read through one `LoaderByteSource` a part: a read stops at the end of its
+/// part, and the demuxer's next read continues in the next.
+final class PartsByteSource: DemuxerByteSource, @unchecked Sendable {
+    private let parts: MediaParts
+    private let sources: [LoaderByteSource]
+
+    init(loader: MediaLoader, parts: MediaParts) {
+        self.parts = parts
+        sources = parts.parts.map {
+            LoaderByteSource(loader: loader, url: $0.url, key: $0.key, length: $0.range.upperBound)
+        }
+    }
+
+    var length: Int64 { parts.length }
+
+    /// Bytes handed to the reader, over every part.
+    var bytesRead: Int64 { sources.reduce(0) { $0 + $1.bytesRead } }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
+        guard buffer.count > 0, let index = parts.index(containing: offset) else { return 0 }
+        let part = parts.parts[index]
+        let count = Int(Swift.min(Int64(buffer.count), part.end - offset))
+        return try sources[index].read(
+            into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]),
+            at: part.range.lowerBound + (offset - part.start))
+    }
+
+    func cancel() {
+        for source in sources { source.cancel() }
+    }
+}

@@ -18,14 +18,19 @@ public final class VideoDecoder: @unchecked Sendable {
         var wake = 0
     }
 
-    private let source: LoaderByteSource
+    private let source: PartsByteSource
     private let condition = NSCondition()
     private var shared: Shared
 
     /// A decoder of `url` (cached under `key`, `length` bytes), scaling frames to fit `box` pixels (a cell of the
     /// stories screen is two pixels tall).
-    public init(loader: MediaLoader, url: URL, key: CacheKey, length: Int64, box: (width: Int, height: Int)) {
-        source = LoaderByteSource(loader: loader, url: url, key: key, length: length)
+    public convenience init(loader: MediaLoader, url: URL, key: CacheKey, length: Int64, box: (width: Int, height: Int)) {
+        self.init(loader: loader, parts: MediaParts(url: url, key: key, length: length), box: box)
+    }
+
+    /// A decoder of the run of bytes `parts` (an HLS variant's segments one after another).
+    init(loader: MediaLoader, parts: MediaParts, box: (width: Int, height: Int)) {
+        source = PartsByteSource(loader: loader, parts: parts)
         shared = Shared(box: box)
     }
 

@@ -1,0 +1,115 @@
+import Foundation
+import MediaCache
+import MediaFormats
+
+/// What an HLS story plays: the segments of one variant (after its initialization section, for fMP4) as one run
+/// of bytes, read through the loader like any resource, so they are cached, shared and checked the same way.
+struct HLSStory: Sendable {
+    /// Seconds, from the media playlist.
+    let duration: Double
+    /// The initialization section (if any) and the segments, in order.
+    let parts: MediaParts
+    /// How much of it was cached before this play: over the segments, as for one file.
+    let cache: CacheOutcome
+
+    /// The resources a story's playlist names, before their lengths are known.
+    struct Plan: Sendable {
+        /// Seconds, from the media playlist.
+        let duration: Double
+        /// The initialization section (if any) and the segments, in order, with their keys.
+        let pieces: [(url: URL, key: CacheKey, byteRange: Range<Int64>?)]
+        /// Every piece's key (a viewing covers them all).
+        var keys: [CacheKey] { pieces.map(\.key) }
+    }
+
+    /// Reads the playlist at `url` (`length` bytes, cached under `key`), and, for a master playlist, the lowest
+    /// variant's media playlist; refuses live and encrypted streams in a sentence.
+    static func plan(
+        loader: MediaLoader, url: URL, key: CacheKey, length: Int64, partKey: @escaping @Sendable (URL) -> CacheKey
+    ) async throws -> Plan {
+        var media = try await playlist(loader: loader, url: url, key: key, length: length)
+        var mediaURL = url
+        if case .master(let master) = media {
+            // Starting low, as players do before they have measured the link.
+            guard let variant = master.variant(forThroughput: nil) else {
+                throw PlayerError("the HLS playlist names no variant")
+            }
+            mediaURL = variant.url
+            let variantKey = partKey(variant.url)
+            // Part of the viewing: its bytes, fetched now, are not "saved" when read again in a moment.
+            media = try await loader.viewing(key: variantKey) {
+                let info = try await loader.contentInformation(for: variant.url, key: variantKey)
+                return try await playlist(loader: loader, url: variant.url, key: variantKey, length: info.contentLength)
+            }
+        }
+        guard case .media(let playlist) = media else {
+            throw PlayerError("the HLS variant playlist \(mediaURL.lastPathComponent) names variants of its own")
+        }
+        guard playlist.isComplete else {
+            throw PlayerError(
+                "this story is a live HLS stream (its playlist has no #EXT-X-ENDLIST); only complete playlists play")
+        }
+        guard playlist.segments.allSatisfy({ $0.key == nil }) else {
+            throw PlayerError("this story is encrypted HLS (AES-128), which the player cannot decrypt yet")
+        }
+        let maps = Set(playlist.segments.compactMap { $0.map.map { "\($0.url.absoluteString) \($0.byteRange.map { "\($0)" } ?? "")" } })
+        guard maps.count <= 1 else {
+            throw PlayerError("the HLS playlist changes its #EXT-X-MAP between segments, which the player cannot follow")
+        }
+        var pieces: [(url: URL, key: CacheKey, byteRange: Range<Int64>?)] = []
+        if let map = playlist.segments.first?.map { pieces.append((map.url, partKey(map.url), map.byteRange)) }
+        pieces += playlist.segments.map { ($0.url, partKey($0.url), $0.byteRange) }
+        return Plan(duration: playlist.duration, pieces: pieces)
+    }
+
+    /// Finds each piece's length (fetching the first bytes of those not cached: run it inside the viewing) and
+    /// how much was cached before.
+    static func measure(_ plan: Plan, loader: MediaLoader) async throws -> HLSStory {
+        let pieces = plan.pieces
+        let before = pieces.map { loader.store.availableRanges(for: $0.key) }
+        let lengths = try await withThrowingTaskGroup(of: (Int, Int64).self) { group in
+            for (index, piece) in pieces.enumerated() {
+                group.addTask {
+                    if let range = piece.byteRange { return (index, range.upperBound) }
+                    let info = try await loader.contentInformation(for: piece.url, key: piece.key)
+                    guard let length = info.contentLength else {
+                        throw PlayerError("the origin did not say how long HLS segment \(piece.url.lastPathComponent) is")
+                    }
+                    return (index, length)
+                }
+            }
+            var lengths = [Int64](repeating: 0, count: pieces.count)
+            for try await (index, length) in group { lengths[index] = length }
+            return lengths
+        }
+        var runs: [(url: URL, key: CacheKey, range: Range<Int64>, resourceLength: Int64)] = []
+        for (index, piece) in pieces.enumerated() {
+            let range = piece.byteRange ?? 0..<lengths[index]
+            guard range.upperBound <= lengths[index] else {
+                throw PlayerError("an #EXT-X-BYTERANGE of \(piece.url.lastPathComponent) goes past its end")
+            }
+            runs.append((piece.url, piece.key, range, lengths[index]))
+        }
+        let total = runs.reduce(Int64(0)) { $0 + Int64($1.range.count) }
+        let cached = zip(runs, before).reduce(Int64(0)) { sum, pair in
+            sum + pair.1.present(in: pair.0.range).reduce(Int64(0)) { $0 + Int64($1.count) }
+        }
+        let cache: CacheOutcome = cached >= total ? .hit : cached == 0 ? .miss : .partial
+        return HLSStory(duration: plan.duration, parts: MediaParts(runs), cache: cache)
+    }
+
+    /// Reads and parses the playlist at `url`.
+    private static func playlist(loader: MediaLoader, url: URL, key: CacheKey, length: Int64?) async throws -> HLSPlaylist {
+        guard let length, length > 0 else { throw PlayerError("the HLS playlist \(url.lastPathComponent) is empty") }
+        guard length <= Int64(HLSPlaylistParser.maxBytes) else {
+            throw PlayerError("the HLS playlist \(url.lastPathComponent) is larger than \(HLSPlaylistParser.maxBytes >> 20) MiB")
+        }
+        let bytes = try await loader.data(
+            LoadingRequest(url: url, cacheKey: key, requestedOffset: 0, requestedLength: length))
+        do {
+            return try HLSPlaylistParser.parse(bytes, url: url)
+        } catch {
+            throw PlayerError("the HLS playlist \(url.lastPathComponent): \(error)")
+        }
+    }
+}

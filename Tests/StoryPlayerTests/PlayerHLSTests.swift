@@ -1,0 +1,86 @@
+import Foundation
+import MediaCache
+import MediaOrigin
+import MediaTestSupport
+import Testing
+
+@testable import StoryPlayer
+
+/// HLS stories: the player reads a variant's segments through the loader, one after another, at the media rate.
+@Suite struct PlayerHLSTests {
+    /// A master playlist of two variants, each of three 2-second segments (made-up bytes: the picture is off).
+    private func serveStream(on origin: MediaOriginServer, segment: Int = 40_000, live: Bool = false) {
+        let type = "application/vnd.apple.mpegurl"
+        origin.set(OriginResource(bytes: Array("""
+            #EXTM3U
+            #EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=640x360
+            hi/index.m3u8
+            #EXT-X-STREAM-INF:BANDWIDTH=200000,RESOLUTION=320x180
+            lo/index.m3u8
+            """.utf8), contentType: type), at: "/s/master.m3u8")
+        for variant in ["hi", "lo"] {
+            let size = variant == "hi" ? segment * 4 : segment
+            var text = "#EXTM3U\n#EXT-X-TARGETDURATION:2\n"
+            for index in 0..<3 {
+                text += "#EXTINF:2.0,\nseg\(index).ts\n"
+                origin.set(OriginResource(bytes: content(size, seed: index), contentType: "video/mp2t"),
+                    at: "/s/\(variant)/seg\(index).ts")
+            }
+            if !live { text += "#EXT-X-ENDLIST\n" }
+            origin.set(OriginResource(bytes: Array(text.utf8), contentType: type), at: "/s/\(variant)/index.m3u8")
+        }
+    }
+
+    private func player(_ sim: Simulation, _ path: String) -> PlayerStub {
+        var configuration = PlayerConfiguration()
+        configuration.decodesVideo = false
+        return PlayerStub(
+            loader: sim.loader, url: sim.origin.url(path), storyID: "hls", clock: sim.clock, configuration: configuration)
+    }
+
+    @Test func anHLSStoryPlaysItsLowestVariantThenFromTheCache() async throws {
+        let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 200_000, latency: 0.05))
+        serveStream(on: sim.origin)
+        let playing = player(sim, "s/master.m3u8")
+        let first = try await sim.run { await playing.run() }
+        #expect(first.state == .finished, "\(first.error ?? "")")
+        // The story is its three segments as one run: what the pane and the cache map show.
+        let parts = try #require(playing.parts)
+        #expect(parts.parts.map(\.start) == [0, 40_000, 80_000])
+        #expect(parts.index(containing: 40_000) == 1 && parts.index(containing: 120_000) == nil)
+        #expect(parts.cachedRanges(in: sim.loader.store) == ByteRangeSet([0..<120_000]))
+        #expect(parts.contiguousCached(from: 30_000, in: sim.loader.store) == 90_000)
+        #expect(first.duration == 6)
+        #expect(first.cache == .miss)
+        #expect(first.contentLength == 120_000)
+        // Starting low: only the low variant's segments were fetched, each once.
+        let segmentBytes = sim.origin.requests.filter { $0.path.hasSuffix(".ts") }
+        #expect(Set(segmentBytes.map(\.path)) == ["/s/lo/seg0.ts", "/s/lo/seg1.ts", "/s/lo/seg2.ts"])
+        #expect(segmentBytes.reduce(0) { $0 + $1.bodyBytes } == 120_000)
+        await sim.origin.resetCounters()
+        let second = try await sim.run { await player(sim, "s/master.m3u8").run() }
+        #expect(second.state == .finished)
+        #expect(second.cache == .hit)
+        #expect(sim.origin.bodyBytesSent == 0)
+        #expect(second.stalls == 0)
+        await sim.close()
+    }
+
+    @Test func aLiveStreamFailsWithASentence() async throws {
+        let sim = try await Simulation(profile: .unlimited)
+        serveStream(on: sim.origin, live: true)
+        let status = try await sim.run { await player(sim, "s/master.m3u8").run() }
+        #expect(status.state == .failed)
+        #expect(status.error == "this story is a live HLS stream (its playlist has no #EXT-X-ENDLIST); only complete playlists play")
+        await sim.close()
+    }
+
+    @Test func aMalformedPlaylistSaysWhichLine() async throws {
+        let sim = try await Simulation(profile: .unlimited)
+        sim.origin.set(OriginResource(bytes: Array("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:x,\na.ts\n".utf8),
+            contentType: "application/vnd.apple.mpegurl"), at: "/bad.m3u8")
+        let status = try await sim.run { await player(sim, "bad.m3u8").run() }
+        #expect(status.error == "the HLS playlist bad.m3u8: line 3: #EXTINF duration 'x' is not a number of seconds")
+        await sim.close()
+    }
+}
