@@ -18,6 +18,8 @@ struct HLSStory: Sendable {
         let duration: Double
         /// The initialization section (if any) and the segments, in order, with their keys.
         let pieces: [(url: URL, key: CacheKey, byteRange: Range<Int64>?)]
+        /// Each segment's seconds, in order (the pieces after the initialization section).
+        let segmentDurations: [Double]
         /// Every piece's key (a viewing covers them all).
         var keys: [CacheKey] { pieces.map(\.key) }
     }
@@ -59,7 +61,25 @@ struct HLSStory: Sendable {
         var pieces: [(url: URL, key: CacheKey, byteRange: Range<Int64>?)] = []
         if let map = playlist.segments.first?.map { pieces.append((map.url, partKey(map.url), map.byteRange)) }
         pieces += playlist.segments.map { ($0.url, partKey($0.url), $0.byteRange) }
-        return Plan(duration: playlist.duration, pieces: pieces)
+        return Plan(duration: playlist.duration, pieces: pieces, segmentDurations: playlist.segments.map(\.duration))
+    }
+
+    /// What preloading an HLS story fetches: its playlists (read now, through the cache) and, whole, the pieces
+    /// its first `seconds` play from (the initialization section and the first segments).
+    static func preloadTargets(loader: MediaLoader, source: ResolvedSource, seconds: Double) async throws -> [PreloadTarget] {
+        let info = try await loader.contentInformation(for: source.url, key: source.key)
+        guard let length = info.contentLength else { return [] }
+        let plan = try await plan(loader: loader, url: source.url, key: source.key, length: length, partKey: source.partKey)
+        let hasMap = plan.pieces.count > plan.segmentDurations.count
+        var covered = 0.0
+        var count = hasMap ? 1 : 0
+        for duration in plan.segmentDurations where covered < seconds {
+            covered += duration
+            count += 1
+        }
+        return plan.pieces.prefix(count).map { piece in
+            PreloadTarget(url: piece.url, key: piece.key, amount: piece.byteRange.map { .ranges([$0]) } ?? .full)
+        }
     }
 
     /// Finds each piece's length (fetching the first bytes of those not cached: run it inside the viewing) and

@@ -1,5 +1,6 @@
 import Foundation
 import MediaCache
+import MediaFormats
 import NIOConcurrencyHelpers
 
 /// When and what to preload around the playing story: a small state machine with no I/O. Preloading opens once
@@ -70,12 +71,21 @@ public final class PreloadDriver: Sendable {
     public let preloader: Preloader
     let resolve: @Sendable (Story) -> ResolvedSource
     let policy: NIOLockedValueBox<PreloadPolicy>
+    /// Reads HLS stories' playlists to preload their first segments; nil: an HLS story's playlist alone.
+    let loader: MediaLoader?
+    /// Counts re-plans, so a slow reading of playlists never replaces a newer plan.
+    private let plans = NIOLockedValueBox(0)
 
-    /// A driver of `preloader` with `policy`; `resolve` maps stories to URLs and keys.
-    public init(preloader: Preloader, policy: PreloadPolicy, resolve: @escaping @Sendable (Story) -> ResolvedSource) {
+    /// A driver of `preloader` with `policy`; `resolve` maps stories to URLs and keys; with `loader`, an HLS
+    /// story's preload is its playlists and the segments of its first seconds.
+    public init(
+        preloader: Preloader, policy: PreloadPolicy, resolve: @escaping @Sendable (Story) -> ResolvedSource,
+        loader: MediaLoader? = nil
+    ) {
         self.preloader = preloader
         self.resolve = resolve
         self.policy = NIOLockedValueBox(policy)
+        self.loader = loader
     }
 
     /// The playing story is now `current` (nil: none): closes the gate and re-plans the queue.
@@ -86,12 +96,34 @@ public final class PreloadDriver: Sendable {
         }
         preloader.pause()
         let playing = current.map { resolve(navigator.stories[$0]).key }
+        let sources = targets.map { resolve(navigator.stories[$0]) }
         preloader.reset(
-            targets.map { index in
-                let source = resolve(navigator.stories[index])
-                return PreloadTarget(url: source.url, key: source.key, amount: .seconds(seconds))
-            },
-            playing: playing)
+            sources.map { PreloadTarget(url: $0.url, key: $0.key, amount: .seconds(seconds)) }, playing: playing)
+        let plan = plans.withLockedValue { count -> Int in
+            count += 1
+            return count
+        }
+        // A playlist by its name, or by the type its cached copy was served with.
+        let isPlaylist: @Sendable (ResolvedSource) -> Bool = { [loader] source in
+            HLSPlaylistParser.isPlaylist(
+                url: source.url, contentType: loader?.store.info(for: source.key)?.metadata.contentType)
+        }
+        guard let loader, sources.contains(where: isPlaylist) else { return }
+        // HLS stories: once their playlists are read, their first segments replace them in the same order.
+        Task { [self] in
+            var expanded: [PreloadTarget] = []
+            for source in sources {
+                let whole = PreloadTarget(url: source.url, key: source.key, amount: .seconds(seconds))
+                guard isPlaylist(source) else {
+                    expanded.append(whole)
+                    continue
+                }
+                expanded += (try? await HLSStory.preloadTargets(
+                    loader: loader, source: source, seconds: seconds)) ?? [whole]
+            }
+            guard plans.withLockedValue({ $0 }) == plan else { return }
+            preloader.reset(expanded, playing: playing)
+        }
     }
 
     /// Feeds the playing story's status, opening or closing the gate.

@@ -45,7 +45,8 @@ public final class StorySession: Sendable {
             var configuration = PreloadConfiguration()
             configuration.seconds = policy.seconds
             return PreloadDriver(
-                preloader: Preloader(loader: loader, configuration: configuration, planner: MP4PreloadPlanning()), policy: policy, resolve: resolve)
+                preloader: Preloader(loader: loader, configuration: configuration, planner: MP4PreloadPlanning()), policy: policy,
+                resolve: resolve, loader: loader)
         }
         self.playlist = playlist
         self.loader = loader

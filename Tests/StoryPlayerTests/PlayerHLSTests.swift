@@ -66,6 +66,37 @@ import Testing
         await sim.close()
     }
 
+    @Test func preloadingAnHLSStoryFetchesItsPlaylistsAndItsFirstSecondsOfSegments() async throws {
+        let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 1_000_000, latency: 0.05))
+        serveStream(on: sim.origin)
+        sim.origin.set(OriginResource(bytes: content(1_000)), at: "/a.mp4")
+        let stories = [
+            Story(id: "a", title: "a", source: .remote(sim.origin.url("a.mp4"))),
+            Story(id: "hls", title: "hls", source: .remote(sim.origin.url("s/master.m3u8"))),
+        ]
+        let navigator = StoryNavigator(stories: stories, playCounts: [:], showAll: false)
+        let preloader = Preloader(loader: sim.loader, planner: MP4PreloadPlanning())
+        let driver = PreloadDriver(
+            preloader: preloader, policy: PreloadPolicy(), resolve: StorySession.resolver(originBase: nil),
+            loader: sim.loader)
+        driver.storyChanged(to: 0, navigator: navigator)
+        preloader.resume()
+        let store = sim.loader.store
+        let key: @Sendable (String) -> CacheKey = { CacheKey(url: sim.origin.url("s/lo/\($0)")) }
+        try await sim.run {
+            // Bounded: the playlists are read, then the segments of the first 3 s (two of 2 s) preloaded.
+            for _ in 0..<600 where store.info(for: key("seg1.ts"))?.state != .complete {
+                try await sim.clock.sleep(until: sim.clock.now + 0.1)
+            }
+            await preloader.waitUntilIdle()
+        }
+        #expect(store.info(for: key("seg0.ts"))?.state == .complete)
+        #expect(store.info(for: key("seg1.ts"))?.state == .complete)
+        #expect(store.info(for: key("seg2.ts")) == nil, "only the first seconds are preloaded")
+        #expect(!sim.origin.requests.contains { $0.path.hasPrefix("/s/hi/") && $0.path.hasSuffix(".ts") })
+        await sim.close()
+    }
+
     @Test func aLiveStreamFailsWithASentence() async throws {
         let sim = try await Simulation(profile: .unlimited)
         serveStream(on: sim.origin, live: true)
