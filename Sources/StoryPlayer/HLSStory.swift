@@ -27,7 +27,8 @@ struct HLSStory: Sendable {
     /// Reads the playlist at `url` (`length` bytes, cached under `key`), and, for a master playlist, the lowest
     /// variant's media playlist; refuses live and encrypted streams in a sentence.
     static func plan(
-        loader: MediaLoader, url: URL, key: CacheKey, length: Int64, partKey: @escaping @Sendable (URL) -> CacheKey
+        loader: MediaLoader, url: URL, key: CacheKey, length: Int64, partKey: @escaping @Sendable (URL) -> CacheKey,
+        forPreload: Bool = false
     ) async throws -> Plan {
         var media = try await playlist(loader: loader, url: url, key: key, length: length)
         var mediaURL = url
@@ -38,11 +39,13 @@ struct HLSStory: Sendable {
             }
             mediaURL = variant.url
             let variantKey = partKey(variant.url)
-            // Part of the viewing: its bytes, fetched now, are not "saved" when read again in a moment.
-            media = try await loader.viewing(key: variantKey) {
+            // Part of the viewing (or the preload): its bytes, fetched now, are not "saved" when read again.
+            let read = { () async throws -> HLSPlaylist in
                 let info = try await loader.contentInformation(for: variant.url, key: variantKey)
                 return try await playlist(loader: loader, url: variant.url, key: variantKey, length: info.contentLength)
             }
+            media = forPreload
+                ? try await loader.preloading(keys: [variantKey], read) : try await loader.viewing(keys: [variantKey], read)
         }
         guard case .media(let playlist) = media else {
             throw PlayerError("the HLS variant playlist \(mediaURL.lastPathComponent) names variants of its own")
@@ -67,9 +70,13 @@ struct HLSStory: Sendable {
     /// What preloading an HLS story fetches: its playlists (read now, through the cache) and, whole, the pieces
     /// its first `seconds` play from (the initialization section and the first segments).
     static func preloadTargets(loader: MediaLoader, source: ResolvedSource, seconds: Double) async throws -> [PreloadTarget] {
-        let info = try await loader.contentInformation(for: source.url, key: source.key)
-        guard let length = info.contentLength else { return [] }
-        let plan = try await plan(loader: loader, url: source.url, key: source.key, length: length, partKey: source.partKey)
+        let plan = try await loader.preloading(keys: [source.key]) { () async throws -> Plan? in
+            let info = try await loader.contentInformation(for: source.url, key: source.key)
+            guard let length = info.contentLength else { return nil }
+            return try await Self.plan(
+                loader: loader, url: source.url, key: source.key, length: length, partKey: source.partKey, forPreload: true)
+        }
+        guard let plan else { return [] }
         let hasMap = plan.pieces.count > plan.segmentDurations.count
         var covered = 0.0
         var count = hasMap ? 1 : 0

@@ -256,9 +256,21 @@ public final class MediaLoader: Sendable {
 
     /// Runs `body` as one viewing of every key in `keys` (a story made of several resources, e.g. HLS segments).
     public func viewing<T: Sendable>(keys: [CacheKey], _ body: () async throws -> T) async rethrows -> T {
+        try await counting(keys, viewing: true, body)
+    }
+
+    /// Runs `body` as a preload of every key in `keys` (reading what a preload needs, e.g. an HLS story's
+    /// playlists): what it downloads is, for the viewing that follows, downloaded for it, not saved.
+    public func preloading<T: Sendable>(keys: [CacheKey], _ body: () async throws -> T) async rethrows -> T {
+        try await counting(keys, viewing: false, body)
+    }
+
+    private func counting<T: Sendable>(
+        _ keys: [CacheKey], viewing: Bool, _ body: () async throws -> T
+    ) async rethrows -> T {
         let unique = Set(keys)
-        for key in unique { traffic.adjust(key, viewing: true, by: 1) }
-        defer { for key in unique { traffic.adjust(key, viewing: true, by: -1) } }
+        for key in unique { traffic.adjust(key, viewing: viewing, by: 1) }
+        defer { for key in unique { traffic.adjust(key, viewing: viewing, by: -1) } }
         return try await body()
     }
 
