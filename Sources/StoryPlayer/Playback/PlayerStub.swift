@@ -3,64 +3,6 @@ import MediaCache
 import MediaFormats
 import NIOConcurrencyHelpers
 
-/// Player tuning, in seconds of media.
-public struct PlayerConfiguration: Sendable, Equatable {
-    /// Buffered media needed for the first frame and to resume after a stall.
-    public var startThreshold: Double = 0.5
-    /// Media read ahead of the playhead.
-    public var readAhead: Double = 2
-    /// How often the playhead moves (at least twice a frame while video is decoded).
-    public var tick: Double = 0.05
-    /// Decode the video and keep the frame at the playhead (off: only bytes are consumed, as before pictures).
-    public var decodesVideo = false
-    /// The picture's box in pixels until a display says otherwise (`setPictureBox`).
-    public var pictureWidth = 120
-    /// See `pictureWidth`.
-    public var pictureHeight = 70
-
-    /// The defaults.
-    public init() {}
-}
-
-/// Where a player is.
-public enum PlaybackState: String, Sendable {
-    case loading, playing, stalled, paused, finished, failed
-}
-
-/// Everything a display needs about the current playback.
-public struct PlaybackStatus: Sendable, Equatable {
-    /// The state.
-    public var state: PlaybackState = .loading
-    /// Seconds played.
-    public var position: Double = 0
-    /// Seconds in all, once known.
-    public var duration: Double?
-    /// Seconds buffered ahead of the playhead.
-    public var bufferedSeconds: Double = 0
-    /// Time to first frame, once shown.
-    public var startupMs: Int?
-    /// Stalls so far.
-    public var stalls = 0
-    /// Seconds spent stalled.
-    public var stallSeconds: Double = 0
-    /// Cache state when the story started.
-    public var cache: CacheOutcome?
-    /// Total bytes of the video, once known.
-    public var contentLength: Int64?
-    /// Why playback failed.
-    public var error: String?
-    /// Frames shown and dropped (zero when video is not decoded).
-    public var frames = FrameCounts()
-
-    /// A player's status before it starts.
-    public init() {}
-
-    /// True when everything from the playhead to the end is buffered.
-    public var isBufferedToEnd: Bool {
-        duration.map { position + bufferedSeconds >= $0 - 1e-6 } ?? false
-    }
-}
-
 /// A player that consumes bytes the way AVPlayer's resource loader asks for them: content information, then the
 /// MP4 header, then the payload at its real rate (payload bytes / duration), reading ahead and stalling when the
 /// data does not keep up. Time comes from the injected clock.
