@@ -31,11 +31,32 @@ import Testing
         }
     }
 
-    private func player(_ sim: Simulation, _ path: String) -> PlayerStub {
+    private func player(_ sim: Simulation, _ path: String, throughput: ThroughputEstimate? = nil) -> PlayerStub {
         var configuration = PlayerConfiguration()
         configuration.decodesVideo = false
         return PlayerStub(
-            loader: sim.loader, url: sim.origin.url(path), storyID: "hls", clock: sim.clock, configuration: configuration)
+            loader: sim.loader, url: sim.origin.url(path), storyID: "hls", clock: sim.clock, configuration: configuration,
+            throughput: throughput)
+    }
+
+    /// After a story measured the link, an HLS story starts on the highest variant it carries with headroom
+    /// (hi needs 800 kbit/s: a 200 kbit/s link keeps lo, an 8 Mbit/s one takes hi).
+    @Test(arguments: [(25_000, "lo"), (1_000_000, "hi")])
+    func anHLSStoryStartsOnTheVariantTheMeasuredLinkCarries(bytesPerSecond: Int, variant: String) async throws {
+        let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: bytesPerSecond, latency: 0.02))
+        serveStream(on: sim.origin, segment: 10_000)
+        sim.origin.set(OriginResource(bytes: MP4Fixture.file(duration: 4, payload: 400_000)), at: "/a.mp4")
+        let estimate = ThroughputEstimate()
+        #expect(estimate.bitsPerSecond == nil)
+        let first = try await sim.run { await player(sim, "a.mp4", throughput: estimate).run() }
+        #expect(first.state == .finished)
+        let measured = try #require(estimate.bitsPerSecond)
+        #expect(measured <= Double(bytesPerSecond) * 8 * 1.05, "measured \(measured)")
+        let hls = try await sim.run { await player(sim, "s/master.m3u8", throughput: estimate).run() }
+        #expect(hls.state == .finished, "\(hls.error ?? "")")
+        let variants = Set(sim.origin.requests.filter { $0.path.hasSuffix(".ts") }.map { $0.path.split(separator: "/")[1] })
+        #expect(variants == [Substring(variant)])
+        await sim.close()
     }
 
     @Test func anHLSStoryPlaysItsLowestVariantThenFromTheCache() async throws {

@@ -24,17 +24,18 @@ struct HLSStory: Sendable {
         var keys: [CacheKey] { pieces.map(\.key) }
     }
 
-    /// Reads the playlist at `url` (`length` bytes, cached under `key`), and, for a master playlist, the lowest
-    /// variant's media playlist; refuses live and encrypted streams in a sentence.
+    /// Reads the playlist at `url` (`length` bytes, cached under `key`), and, for a master playlist, the media
+    /// playlist of the variant `throughput` (bits per second, nil: not measured yet) carries; refuses live and
+    /// encrypted streams in a sentence.
     static func plan(
         loader: MediaLoader, url: URL, key: CacheKey, length: Int64, partKey: @escaping @Sendable (URL) -> CacheKey,
-        forPreload: Bool = false
+        throughput: Double? = nil, forPreload: Bool = false
     ) async throws -> Plan {
         var media = try await playlist(loader: loader, url: url, key: key, length: length)
         var mediaURL = url
         if case .master(let master) = media {
-            // Starting low, as players do before they have measured the link.
-            guard let variant = master.variant(forThroughput: nil) else {
+            // The highest variant the measured link carries with headroom; the lowest before anything was measured.
+            guard let variant = master.variant(forThroughput: throughput) else {
                 throw PlayerError("the HLS playlist names no variant")
             }
             mediaURL = variant.url
@@ -69,12 +70,15 @@ struct HLSStory: Sendable {
 
     /// What preloading an HLS story fetches: its playlists (read now, through the cache) and, whole, the pieces
     /// its first `seconds` play from (the initialization section and the first segments).
-    static func preloadTargets(loader: MediaLoader, source: ResolvedSource, seconds: Double) async throws -> [PreloadTarget] {
+    static func preloadTargets(
+        loader: MediaLoader, source: ResolvedSource, seconds: Double, throughput: Double?
+    ) async throws -> [PreloadTarget] {
         let plan = try await loader.preloading(keys: [source.key]) { () async throws -> Plan? in
             let info = try await loader.contentInformation(for: source.url, key: source.key)
             guard let length = info.contentLength else { return nil }
             return try await Self.plan(
-                loader: loader, url: source.url, key: source.key, length: length, partKey: source.partKey, forPreload: true)
+                loader: loader, url: source.url, key: source.key, length: length, partKey: source.partKey,
+                throughput: throughput, forPreload: true)
         }
         guard let plan else { return [] }
         let hasMap = plan.pieces.count > plan.segmentDurations.count

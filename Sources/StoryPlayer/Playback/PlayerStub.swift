@@ -16,6 +16,8 @@ public final class PlayerStub: Sendable {
     let fallbackDuration: Double?
     /// The key each part of an HLS story (variant playlists, segments) is cached under.
     let partKey: @Sendable (URL) -> CacheKey
+    /// Where this player adds what it measures of the link, and where an HLS story looks to pick its variant.
+    let throughput: ThroughputEstimate?
     let onEvent: @Sendable (PlayerEvent) -> Void
     let storyID: String
     struct Shared {
@@ -35,10 +37,11 @@ public final class PlayerStub: Sendable {
     public init(
         loader: MediaLoader, url: URL, cacheKey: CacheKey? = nil, storyID: String, clock: PlaybackClock,
         configuration: PlayerConfiguration = PlayerConfiguration(), fallbackDuration: Double? = nil,
-        partKey: @escaping @Sendable (URL) -> CacheKey = { CacheKey(url: $0) },
+        partKey: @escaping @Sendable (URL) -> CacheKey = { CacheKey(url: $0) }, throughput: ThroughputEstimate? = nil,
         onEvent: @escaping @Sendable (PlayerEvent) -> Void = { _ in }
     ) {
         self.partKey = partKey
+        self.throughput = throughput
         self.loader = loader
         self.url = url
         key = cacheKey ?? CacheKey(url: url)
@@ -135,7 +138,9 @@ public final class PlayerStub: Sendable {
         if HLSPlaylistParser.isPlaylist(url: url, contentType: info.contentType) {
             // An HLS story: its variant's segments, read one after another as one run of bytes, all of them
             // part of this viewing.
-            let plan = try await HLSStory.plan(loader: loader, url: url, key: key, length: length, partKey: partKey)
+            let plan = try await HLSStory.plan(
+                loader: loader, url: url, key: key, length: length, partKey: partKey,
+                throughput: throughput?.bitsPerSecond)
             let started = generation
             try await loader.viewing(keys: plan.keys) {
                 let story = try await HLSStory.measure(plan, loader: loader)
@@ -329,7 +334,11 @@ public final class PlayerStub: Sendable {
                     try await clock.sleep(until: clock.now + configuration.tick)
                     continue
                 }
+                // What the link delivers while the player waits on it (bytes from the disk take no waiting).
+                let (waitStart, originBefore) = (clock.now, loader.metrics.originBytesReceived)
                 guard let chunk = try await iterator.next() else { break }
+                throughput?.record(
+                    bytes: loader.metrics.originBytesReceived - originBefore, seconds: clock.now - waitStart)
                 position = part.start + (chunk.offset - part.range.lowerBound) + Int64(chunk.bytes.count)
                 shared.withLockedValue { $0.downloadedEnd = position }
             }

@@ -73,6 +73,8 @@ public final class PreloadDriver: Sendable {
     let policy: NIOLockedValueBox<PreloadPolicy>
     /// Reads HLS stories' playlists to preload their first segments; nil: an HLS story's playlist alone.
     let loader: MediaLoader?
+    /// The link as the session's players measured it: an HLS story preloads the variant it will start on.
+    let throughput: ThroughputEstimate?
     /// Counts re-plans, so a slow reading of playlists never replaces a newer plan.
     private let plans = NIOLockedValueBox(0)
 
@@ -80,8 +82,9 @@ public final class PreloadDriver: Sendable {
     /// story's preload is its playlists and the segments of its first seconds.
     public init(
         preloader: Preloader, policy: PreloadPolicy, resolve: @escaping @Sendable (Story) -> ResolvedSource,
-        loader: MediaLoader? = nil
+        loader: MediaLoader? = nil, throughput: ThroughputEstimate? = nil
     ) {
+        self.throughput = throughput
         self.preloader = preloader
         self.resolve = resolve
         self.policy = NIOLockedValueBox(policy)
@@ -119,7 +122,7 @@ public final class PreloadDriver: Sendable {
                     continue
                 }
                 expanded += (try? await HLSStory.preloadTargets(
-                    loader: loader, source: source, seconds: seconds)) ?? [whole]
+                    loader: loader, source: source, seconds: seconds, throughput: throughput?.bitsPerSecond)) ?? [whole]
             }
             guard plans.withLockedValue({ $0 }) == plan else { return }
             preloader.reset(expanded, playing: playing)

@@ -31,6 +31,8 @@ public final class StorySession: Sendable {
     public let playCounts: PlayCountStore?
     /// Preloads around the playing story; nil when preloading is off.
     public let preload: PreloadDriver?
+    /// The link as this session's players measured it.
+    public let throughput: ThroughputEstimate
 
     /// A session over `playlist`; `resolve` maps stories to URLs and keys; `preload` (nil: off) preloads the
     /// neighbours of the playing story; `playCounts` (nil: this run only) keeps the counts `maxViews` is checked
@@ -41,12 +43,14 @@ public final class StorySession: Sendable {
         preload: PreloadPolicy? = nil, playCounts: PlayCountStore? = nil
     ) {
         self.playCounts = playCounts
+        let throughput = ThroughputEstimate()
+        self.throughput = throughput
         self.preload = preload.map { policy in
             var configuration = PreloadConfiguration()
             configuration.seconds = policy.seconds
             return PreloadDriver(
                 preloader: Preloader(loader: loader, configuration: configuration, planner: MP4PreloadPlanning()), policy: policy,
-                resolve: resolve, loader: loader)
+                resolve: resolve, loader: loader, throughput: throughput)
         }
         self.playlist = playlist
         self.loader = loader
@@ -106,7 +110,8 @@ public final class StorySession: Sendable {
         let source = resolve(story)
         return PlayerStub(
             loader: loader, url: source.url, cacheKey: source.key, storyID: story.id, clock: clock,
-            configuration: configuration, fallbackDuration: story.duration, partKey: source.partKey, onEvent: onEvent)
+            configuration: configuration, fallbackDuration: story.duration, partKey: source.partKey,
+            throughput: throughput, onEvent: onEvent)
     }
 
     /// Counts a view of story `index` in the persisted play counts (the controller calls it once per story and
