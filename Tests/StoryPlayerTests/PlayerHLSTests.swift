@@ -56,6 +56,11 @@ import Testing
         #expect(hls.state == .finished, "\(hls.error ?? "")")
         let variants = Set(sim.origin.requests.filter { $0.path.hasSuffix(".ts") }.map { $0.path.split(separator: "/")[1] })
         #expect(variants == [Substring(variant)])
+        // A later session that has measured nothing yet plays the variant it has in the cache, not the lowest.
+        let requests = sim.origin.requests.count
+        let again = try await sim.run { await player(sim, "s/master.m3u8", throughput: ThroughputEstimate()).run() }
+        #expect(again.cache == .hit)
+        #expect(!sim.origin.requests.dropFirst(requests).contains { $0.path.hasSuffix(".ts") })
         await sim.close()
     }
 

@@ -25,8 +25,8 @@ struct HLSStory: Sendable {
     }
 
     /// Reads the playlist at `url` (`length` bytes, cached under `key`), and, for a master playlist, the media
-    /// playlist of the variant `throughput` (bits per second, nil: not measured yet) carries; refuses live and
-    /// encrypted streams in a sentence.
+    /// playlist of the variant `throughput` (bits per second, nil: not measured yet) carries, or of a higher one
+    /// whose playlist is cached (played before); refuses live and encrypted streams in a sentence.
     static func plan(
         loader: MediaLoader, url: URL, key: CacheKey, length: Int64, partKey: @escaping @Sendable (URL) -> CacheKey,
         throughput: Double? = nil, forPreload: Bool = false
@@ -34,8 +34,11 @@ struct HLSStory: Sendable {
         var media = try await playlist(loader: loader, url: url, key: key, length: length)
         var mediaURL = url
         if case .master(let master) = media {
-            // The highest variant the measured link carries with headroom; the lowest before anything was measured.
-            guard let variant = master.variant(forThroughput: throughput) else {
+            // The highest variant the measured link carries with headroom (the lowest before anything was
+            // measured), or a higher one already in the cache: it plays without the link.
+            let measured = master.variant(forThroughput: throughput)
+            let cached = master.byBandwidth.last { loader.store.info(for: partKey($0.url))?.state == .complete }
+            guard let variant = [measured, cached].compactMap({ $0 }).max(by: { $0.bandwidth < $1.bandwidth }) else {
                 throw PlayerError("the HLS playlist names no variant")
             }
             mediaURL = variant.url
