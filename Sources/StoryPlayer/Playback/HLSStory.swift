@@ -14,12 +14,10 @@ struct HLSStory: Sendable {
 
     /// The resources a story's playlist names, before their lengths are known.
     struct Plan: Sendable {
-        /// Seconds, from the media playlist.
-        let duration: Double
+        /// The variant's media playlist.
+        let playlist: HLSMediaPlaylist
         /// The initialization section (if any) and the segments, in order, with their keys.
         let pieces: [(url: URL, key: CacheKey, byteRange: Range<Int64>?)]
-        /// Each segment's seconds, in order (the pieces after the initialization section).
-        let segmentDurations: [Double]
         /// Every piece's key (a viewing covers them all).
         var keys: [CacheKey] { pieces.map(\.key) }
     }
@@ -61,14 +59,14 @@ struct HLSStory: Sendable {
         guard playlist.segments.allSatisfy({ $0.key == nil }) else {
             throw PlayerError("this story is encrypted HLS (AES-128), which the player cannot decrypt yet")
         }
-        let maps = Set(playlist.segments.compactMap { $0.map.map { "\($0.url.absoluteString) \($0.byteRange.map { "\($0)" } ?? "")" } })
-        guard maps.count <= 1 else {
+        let map = playlist.segments.first?.map
+        guard playlist.segments.allSatisfy({ $0.map == map }) else {
             throw PlayerError("the HLS playlist changes its #EXT-X-MAP between segments, which the player cannot follow")
         }
         var pieces: [(url: URL, key: CacheKey, byteRange: Range<Int64>?)] = []
-        if let map = playlist.segments.first?.map { pieces.append((map.url, partKey(map.url), map.byteRange)) }
+        if let map { pieces.append((map.url, partKey(map.url), map.byteRange)) }
         pieces += playlist.segments.map { ($0.url, partKey($0.url), $0.byteRange) }
-        return Plan(duration: playlist.duration, pieces: pieces, segmentDurations: playlist.segments.map(\.duration))
+        return Plan(playlist: playlist, pieces: pieces)
     }
 
     /// What preloading an HLS story fetches: its playlists (read now, through the cache) and, whole, the pieces
@@ -84,14 +82,9 @@ struct HLSStory: Sendable {
                 throughput: throughput, forPreload: true)
         }
         guard let plan else { return [] }
-        let hasMap = plan.pieces.count > plan.segmentDurations.count
-        var covered = 0.0
-        var count = hasMap ? 1 : 0
-        for duration in plan.segmentDurations where covered < seconds {
-            covered += duration
-            count += 1
-        }
-        return plan.pieces.prefix(count).map { piece in
+        // The initialization section, if any, and the segments covering `seconds`.
+        let sections = plan.pieces.count - plan.playlist.segments.count
+        return plan.pieces.prefix(sections + plan.playlist.segmentCount(covering: seconds)).map { piece in
             PreloadTarget(url: piece.url, key: piece.key, amount: piece.byteRange.map { .ranges([$0]) } ?? .full)
         }
     }
@@ -129,7 +122,7 @@ struct HLSStory: Sendable {
             sum + pair.1.present(in: pair.0.range).reduce(Int64(0)) { $0 + Int64($1.count) }
         }
         let cache: CacheOutcome = cached >= total ? .hit : cached == 0 ? .miss : .partial
-        return HLSStory(duration: plan.duration, parts: MediaParts(runs), cache: cache)
+        return HLSStory(duration: plan.playlist.duration, parts: MediaParts(runs), cache: cache)
     }
 
     /// Reads and parses the playlist at `url`.
