@@ -13,6 +13,9 @@ public struct HLSMasterPlaylist: Sendable, Equatable {
     /// In the playlist's order.
     public var variants: [HLSVariant]
 
+    /// A master playlist of `variants`.
+    public init(variants: [HLSVariant]) { self.variants = variants }
+
     /// The variants from the lowest bandwidth to the highest.
     public var byBandwidth: [HLSVariant] { variants.sorted { $0.bandwidth < $1.bandwidth } }
 

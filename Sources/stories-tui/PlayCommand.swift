@@ -167,6 +167,9 @@ enum TextReporter {
         case .storyEnd(_, let playCount, let stalls, let stallMs, let completed, let frames):
             let pictures = frames.shown > 0 ? " · \(frames.shown) frames shown, \(frames.dropped) dropped" : ""
             line = "  \(completed ? "finished" : "stopped") · played \(playCount)× · \(stalls) stall\(stalls == 1 ? "" : "s") (\(stallMs) ms)\(pictures)"
+        case .variant(_, let positionMs, let bandwidth, let resolution):
+            let picture = resolution.map { "\($0), " } ?? ""
+            line = "  from \(String(format: "%.1f", Double(positionMs) / 1000)) s: the \(picture)\(bandwidth / 1000) kbit/s variant"
         case .failed(_, let message):
             line = "  error: \(message)"
         case .playlistEnd(let summary):

@@ -31,12 +31,82 @@ import Testing
         }
     }
 
-    private func player(_ sim: Simulation, _ path: String, throughput: ThroughputEstimate? = nil) -> PlayerStub {
+    private func player(
+        _ sim: Simulation, _ path: String, throughput: ThroughputEstimate? = nil, events: EventRecorder = EventRecorder(),
+        readAhead: Double = PlayerConfiguration().readAhead
+    ) -> PlayerStub {
         var configuration = PlayerConfiguration()
         configuration.decodesVideo = false
+        configuration.readAhead = readAhead
         return PlayerStub(
             loader: sim.loader, url: sim.origin.url(path), storyID: "hls", clock: sim.clock, configuration: configuration,
-            throughput: throughput)
+            throughput: throughput, onEvent: events.handler)
+    }
+
+    /// Origin body bytes by path, for the segments.
+    private func segmentBytes(_ sim: Simulation) -> [String: Int] {
+        sim.origin.requests.filter { $0.path.hasSuffix(".ts") }.reduce(into: [:]) { $0[$1.path, default: 0] += $1.bodyBytes }
+    }
+
+    /// The variant switches an event reported: (position in ms, bandwidth, resolution).
+    private func switches(_ events: EventRecorder) -> [String] {
+        events.all.compactMap { event in
+            guard case .variant(_, let positionMs, let bandwidth, let resolution) = event else { return nil }
+            return "\(positionMs) \(bandwidth) \(resolution ?? "")"
+        }
+    }
+
+    /// A story that started on the lowest variant (nothing measured yet) moves up at the first segment boundary
+    /// once its own first segment showed the link carries more; one that started high on an earlier measurement
+    /// moves down when the link turns out slow. Each segment's bytes leave the origin once; the story plays to
+    /// its end on the time line it started with.
+    @Test(arguments: [(1_000_000, nil, "2000 800000 640x360", ["/s/lo/seg0.ts", "/s/hi/seg1.ts", "/s/hi/seg2.ts"]),
+        (100_000, 8_000_000.0, "2000 200000 320x180", ["/s/hi/seg0.ts", "/s/lo/seg1.ts", "/s/lo/seg2.ts"])])
+    func anHLSStoryMovesToTheVariantTheLinkCarriesAtASegmentBoundary(
+        bytesPerSecond: Int, measured: Double?, switched: String, played: [String]
+    ) async throws {
+        let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: bytesPerSecond, latency: 0.02))
+        serveStream(on: sim.origin, segment: 400_000)
+        let estimate = ThroughputEstimate()
+        if let measured { estimate.record(bytes: Int64(measured / 8 / 4), seconds: 0.25) }
+        let events = EventRecorder()
+        let playing = player(sim, "s/master.m3u8", throughput: estimate, events: events)
+        let status = try await sim.run { await playing.run() }
+        #expect(status.state == .finished, "\(status.error ?? "")")
+        #expect(abs(status.position - 6) < 1e-6)
+        #expect(switches(events) == [switched])
+        let parts = try #require(playing.parts)
+        #expect(parts.parts.map(\.url.path) == played)
+        let bytes = segmentBytes(sim)
+        for path in played { #expect(bytes[path] == (path.contains("/hi/") ? 1_600_000 : 400_000), "\(path)") }
+        for (path, sent) in bytes { #expect(sent <= (path.contains("/hi/") ? 1_600_000 : 400_000), "\(path) sent twice") }
+        #expect(bytes[played[0].replacingOccurrences(of: "seg0", with: "seg1")] ?? 0 < 400_000)
+        await sim.close()
+    }
+
+    /// Seeking lands on the segment holding the target: the download goes on from that segment's start (its key
+    /// frame), and the segments skipped are not read.
+    @Test func aSeekRestartsTheDownloadAtTheSegmentHoldingTheTarget() async throws {
+        let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 1_000_000, latency: 0.02))
+        serveStream(on: sim.origin, segment: 400_000)
+        let playing = player(sim, "s/master.m3u8", readAhead: 1)
+        let status = try await sim.run { () async -> PlaybackStatus in
+            let task = Task { await playing.run() }
+            while playing.status.state == .loading { try? await sim.clock.sleep(until: sim.clock.now + 0.05) }
+            playing.setPaused(true)
+            try? await sim.clock.sleep(until: sim.clock.now + 0.5)
+            playing.seek(by: 4.5)
+            try? await sim.clock.sleep(until: sim.clock.now + 0.1)
+            #expect(abs(playing.status.position - 4.5) < 0.1)
+            playing.setPaused(false)
+            return await task.value
+        }
+        #expect(status.state == .finished, "\(status.error ?? "")")
+        let bytes = segmentBytes(sim)
+        #expect(bytes["/s/lo/seg2.ts"] == 400_000)
+        // Segment 1 (2–4 s) was skipped: only the first bytes read to learn its length left the origin.
+        #expect(bytes["/s/lo/seg1.ts"] == 65_536)
+        await sim.close()
     }
 
     /// After a story measured the link, an HLS story starts on the highest variant it carries with headroom

@@ -265,6 +265,17 @@ public final class MediaLoader: Sendable {
         try await counting(keys, viewing: false, body)
     }
 
+    /// Runs `body` as one viewing of every key in `keys` and of every key it adds to the scope it is given (a
+    /// story that learns of more resources as it plays, e.g. another HLS variant's segments).
+    public func viewing<T: Sendable>(
+        keys: [CacheKey], growing body: (ViewingScope) async throws -> T
+    ) async rethrows -> T {
+        let scope = ViewingScope(traffic: traffic)
+        scope.include(keys)
+        defer { scope.end() }
+        return try await body(scope)
+    }
+
     private func counting<T: Sendable>(
         _ keys: [CacheKey], viewing: Bool, _ body: () async throws -> T
     ) async rethrows -> T {

@@ -16,6 +16,9 @@ struct HLSStory: Sendable {
     struct Plan: Sendable {
         /// The variant's media playlist.
         let playlist: HLSMediaPlaylist
+        /// The master playlist and the variant chosen from it (nil for a media playlist named directly).
+        var master: HLSMasterPlaylist?
+        var variant: HLSVariant?
         /// The initialization section (if any) and the segments, in order, with their keys.
         let pieces: [(url: URL, key: CacheKey, byteRange: Range<Int64>?)]
         /// Every piece's key (a viewing covers them all).
@@ -31,6 +34,7 @@ struct HLSStory: Sendable {
     ) async throws -> Plan {
         var media = try await playlist(loader: loader, url: url, key: key, length: length)
         var mediaURL = url
+        var chosen: (master: HLSMasterPlaylist, variant: HLSVariant)?
         if case .master(let master) = media {
             // The highest variant the measured link carries with headroom (the lowest before anything was
             // measured), or a higher one already in the cache: it plays without the link.
@@ -40,6 +44,7 @@ struct HLSStory: Sendable {
                 throw PlayerError("the HLS playlist names no variant")
             }
             mediaURL = variant.url
+            chosen = (master, variant)
             let variantKey = partKey(variant.url)
             // Part of the viewing (or the preload): its bytes, fetched now, are not "saved" when read again.
             let read = { () async throws -> HLSPlaylist in
@@ -49,6 +54,15 @@ struct HLSStory: Sendable {
             media = forPreload
                 ? try await loader.preloading(keys: [variantKey], read) : try await loader.viewing(keys: [variantKey], read)
         }
+        let chosenPlaylist = try playable(media, url: mediaURL)
+        var pieces: [(url: URL, key: CacheKey, byteRange: Range<Int64>?)] = []
+        if let map = chosenPlaylist.segments.first?.map { pieces.append((map.url, partKey(map.url), map.byteRange)) }
+        pieces += chosenPlaylist.segments.map { ($0.url, partKey($0.url), $0.byteRange) }
+        return Plan(playlist: chosenPlaylist, master: chosen?.master, variant: chosen?.variant, pieces: pieces)
+    }
+
+    /// The media playlist `media` (read from `url`) if this player can play it; otherwise why not, in a sentence.
+    static func playable(_ media: HLSPlaylist, url mediaURL: URL) throws -> HLSMediaPlaylist {
         guard case .media(let playlist) = media else {
             throw PlayerError("the HLS variant playlist \(mediaURL.lastPathComponent) names variants of its own")
         }
@@ -63,10 +77,7 @@ struct HLSStory: Sendable {
         guard playlist.segments.allSatisfy({ $0.map == map }) else {
             throw PlayerError("the HLS playlist changes its #EXT-X-MAP between segments, which the player cannot follow")
         }
-        var pieces: [(url: URL, key: CacheKey, byteRange: Range<Int64>?)] = []
-        if let map { pieces.append((map.url, partKey(map.url), map.byteRange)) }
-        pieces += playlist.segments.map { ($0.url, partKey($0.url), $0.byteRange) }
-        return Plan(playlist: playlist, pieces: pieces)
+        return playlist
     }
 
     /// What preloading an HLS story fetches: its playlists (read now, through the cache) and, whole, the pieces
@@ -92,8 +103,35 @@ struct HLSStory: Sendable {
     /// Finds each piece's length (fetching the first bytes of those not cached: run it inside the viewing) and
     /// how much was cached before.
     static func measure(_ plan: Plan, loader: MediaLoader) async throws -> HLSStory {
-        let pieces = plan.pieces
-        let before = pieces.map { loader.store.availableRanges(for: $0.key) }
+        let before = plan.pieces.map { loader.store.availableRanges(for: $0.key) }
+        let sections = plan.pieces.count - plan.playlist.segments.count
+        let times = segmentTimes(plan.playlist)
+        let timed = plan.pieces.enumerated().map { index, piece in
+            (piece.url, piece.key, piece.byteRange, index < sections ? nil : times[index - sections])
+        }
+        let pieces = try await measured(timed, loader: loader)
+        let parts = MediaParts(pieces)
+        let total = parts.length
+        let cached = zip(parts.parts, before).reduce(Int64(0)) { sum, pair in
+            sum + pair.1.present(in: pair.0.range).reduce(Int64(0)) { $0 + Int64($1.count) }
+        }
+        let cache: CacheOutcome = cached >= total ? .hit : cached == 0 ? .miss : .partial
+        return HLSStory(duration: plan.playlist.duration, parts: parts, cache: cache)
+    }
+
+    /// The media seconds each segment of `playlist` covers.
+    static func segmentTimes(_ playlist: HLSMediaPlaylist) -> [Range<Double>] {
+        var start = 0.0
+        return playlist.segments.map { segment in
+            defer { start += segment.duration }
+            return start..<(start + Swift.max(0, segment.duration))
+        }
+    }
+
+    /// `pieces` with their lengths found (fetching the first bytes of those not cached, in parallel).
+    static func measured(
+        _ pieces: [(url: URL, key: CacheKey, byteRange: Range<Int64>?, time: Range<Double>?)], loader: MediaLoader
+    ) async throws -> [MediaParts.Piece] {
         let lengths = try await withThrowingTaskGroup(of: (Int, Int64).self) { group in
             for (index, piece) in pieces.enumerated() {
                 group.addTask {
@@ -109,24 +147,17 @@ struct HLSStory: Sendable {
             for try await (index, length) in group { lengths[index] = length }
             return lengths
         }
-        var runs: [(url: URL, key: CacheKey, range: Range<Int64>, resourceLength: Int64)] = []
-        for (index, piece) in pieces.enumerated() {
+        return try pieces.enumerated().map { index, piece in
             let range = piece.byteRange ?? 0..<lengths[index]
             guard range.upperBound <= lengths[index] else {
                 throw PlayerError("an #EXT-X-BYTERANGE of \(piece.url.lastPathComponent) goes past its end")
             }
-            runs.append((piece.url, piece.key, range, lengths[index]))
+            return MediaParts.Piece(url: piece.url, key: piece.key, range: range, resourceLength: lengths[index], time: piece.time)
         }
-        let total = runs.reduce(Int64(0)) { $0 + Int64($1.range.count) }
-        let cached = zip(runs, before).reduce(Int64(0)) { sum, pair in
-            sum + pair.1.present(in: pair.0.range).reduce(Int64(0)) { $0 + Int64($1.count) }
-        }
-        let cache: CacheOutcome = cached >= total ? .hit : cached == 0 ? .miss : .partial
-        return HLSStory(duration: plan.playlist.duration, parts: MediaParts(runs), cache: cache)
     }
 
     /// Reads and parses the playlist at `url`.
-    private static func playlist(loader: MediaLoader, url: URL, key: CacheKey, length: Int64?) async throws -> HLSPlaylist {
+    static func playlist(loader: MediaLoader, url: URL, key: CacheKey, length: Int64?) async throws -> HLSPlaylist {
         guard let length, length > 0 else { throw PlayerError("the HLS playlist \(url.lastPathComponent) is empty") }
         guard length <= Int64(HLSPlaylistParser.maxBytes) else {
             throw PlayerError("the HLS playlist \(url.lastPathComponent) is larger than \(HLSPlaylistParser.maxBytes >> 20) MiB")

@@ -17,30 +17,68 @@ struct MediaParts: Sendable {
         let start: Int64
         /// The resource's length (reads never go past it).
         let resourceLength: Int64
+        /// The media seconds an HLS segment covers (nil for an initialization section, and for an MP4).
+        let time: Range<Double>?
         /// Where they end in the run.
         var end: Int64 { start + Int64(range.count) }
     }
 
+    /// A resource's share of a run, before its place in the run is known.
+    struct Piece: Sendable {
+        let url: URL
+        let key: CacheKey
+        let range: Range<Int64>
+        let resourceLength: Int64
+        let time: Range<Double>?
+    }
+
+    /// How media time maps to run offsets.
+    enum Timing: Sendable {
+        /// Evenly over `payload` (an MP4's media data, played at its average rate).
+        case linear(payload: Range<Int64>, duration: Double)
+        /// Segment by segment: each part's `time` (an HLS story; a segment starts with a key frame).
+        case segments
+    }
+
     /// In playing order, each starting where the one before ends.
     let parts: [Part]
+    /// How media time maps to offsets.
+    let timing: Timing
 
     /// Bytes in the run.
     var length: Int64 { parts.last?.end ?? 0 }
 
-    /// A run of one whole resource.
-    init(url: URL, key: CacheKey, length: Int64) {
-        parts = [Part(url: url, key: key, range: 0..<length, start: 0, resourceLength: length)]
+    /// The bytes playing reads: an MP4's media data (its header was read before), or the whole run.
+    var played: Range<Int64> {
+        switch timing {
+        case .linear(let payload, _): return payload
+        case .segments: return 0..<length
+        }
     }
 
-    /// A run of `pieces` one after another.
-    init(_ pieces: [(url: URL, key: CacheKey, range: Range<Int64>, resourceLength: Int64)]) {
+    /// A run of one whole resource whose media lies evenly over `payload` for `duration` seconds.
+    init(url: URL, key: CacheKey, length: Int64, payload: Range<Int64>? = nil, duration: Double = 0) {
+        parts = [Part(url: url, key: key, range: 0..<length, start: 0, resourceLength: length, time: nil)]
+        timing = .linear(payload: payload ?? 0..<length, duration: duration)
+    }
+
+    /// A run of `pieces` one after another, timed segment by segment.
+    init(_ pieces: [Piece]) {
         var start: Int64 = 0
         var parts: [Part] = []
         for piece in pieces {
-            parts.append(Part(url: piece.url, key: piece.key, range: piece.range, start: start, resourceLength: piece.resourceLength))
+            parts.append(
+                Part(url: piece.url, key: piece.key, range: piece.range, start: start,
+                    resourceLength: piece.resourceLength, time: piece.time))
             start += Int64(piece.range.count)
         }
         self.parts = parts
+        timing = .segments
+    }
+
+    /// The run with the parts from `index` on replaced by `pieces` (another variant's segments from there).
+    func replacing(from index: Int, with pieces: [Piece]) -> MediaParts {
+        MediaParts(parts[..<index].map { Piece(url: $0.url, key: $0.key, range: $0.range, resourceLength: $0.resourceLength, time: $0.time) } + pieces)
     }
 
     /// The index of the part holding run offset `offset`; nil past the end.
@@ -52,6 +90,63 @@ struct MediaParts: Sendable {
             if parts[middle].end <= offset { low = middle + 1 } else { high = middle }
         }
         return low < parts.count && offset >= parts[low].start ? low : nil
+    }
+
+    /// The index of the segment playing at `seconds` (the last one starting at or before it); nil without segments.
+    func segmentIndex(at seconds: Double) -> Int? {
+        var low = 0
+        var high = parts.count
+        // Parts without a time (an initialization section) come first: they count as starting before any time.
+        while low < high {
+            let middle = (low + high) / 2
+            if (parts[middle].time?.lowerBound ?? -.infinity) <= seconds { low = middle + 1 } else { high = middle }
+        }
+        guard low > 0, parts[low - 1].time != nil else { return parts.firstIndex { $0.time != nil } }
+        return low - 1
+    }
+
+    /// The run offset the media's time `seconds` lies at.
+    func offset(at seconds: Double) -> Int64 {
+        switch timing {
+        case .linear(let payload, let duration):
+            guard duration > 0 else { return payload.lowerBound }
+            let bitrate = Double(payload.count) / duration
+            return payload.lowerBound + Int64(Swift.max(0, seconds) * bitrate)
+        case .segments:
+            guard let index = segmentIndex(at: seconds), let time = parts[index].time else { return 0 }
+            let part = parts[index]
+            guard seconds < time.upperBound else { return index == parts.count - 1 ? part.end : parts[index + 1].start }
+            let fraction = time.isEmpty ? 0 : Swift.max(0, seconds - time.lowerBound) / (time.upperBound - time.lowerBound)
+            return part.start + Int64(fraction * Double(part.range.count))
+        }
+    }
+
+    /// The media time at run offset `offset`.
+    func seconds(at offset: Int64) -> Double {
+        switch timing {
+        case .linear(let payload, let duration):
+            guard payload.count > 0 else { return 0 }
+            return Double(offset - payload.lowerBound) * duration / Double(payload.count)
+        case .segments:
+            guard let last = parts.last(where: { $0.time != nil }), let end = last.time?.upperBound else { return 0 }
+            guard offset < length, let index = index(containing: offset) else { return end }
+            let part = parts[index]
+            guard let time = part.time else {
+                // An initialization section plays at the time of the segment after it.
+                return parts[(index + 1)...].first { $0.time != nil }?.time?.lowerBound ?? end
+            }
+            let fraction = Double(offset - part.start) / Double(Swift.max(1, part.range.count))
+            return time.lowerBound + fraction * (time.upperBound - time.lowerBound)
+        }
+    }
+
+    /// Where reading must start to show the media at `seconds`: the start of the segment holding it (a segment
+    /// starts with a key frame, so the decoder can start there), or, for one file, the offset itself.
+    func readOffset(at seconds: Double) -> Int64 {
+        switch timing {
+        case .linear: return offset(at: seconds)
+        case .segments: return segmentIndex(at: seconds).map { parts[$0].start } ?? 0
+        }
     }
 
     /// Bytes cached without a gap from run offset `offset` on, across parts.

@@ -15,6 +15,8 @@ public enum PlayerEvent: Sendable, Equatable {
     case stallEnd(id: String, durationMs: Int)
     /// A story played to its end (or was left); `frames` are zero when video was not decoded.
     case storyEnd(id: String, playCount: Int, stalls: Int, stallMs: Int, completed: Bool, frames: FrameCounts)
+    /// An HLS story moved to another variant at a segment boundary (the one starting at `positionMs`).
+    case variant(id: String, positionMs: Int, bandwidth: Int, resolution: String?)
     /// A story could not play.
     case failed(id: String, message: String)
     /// Every eligible story was shown: what the run did.
@@ -36,6 +38,10 @@ public enum PlayerEvent: Sendable, Equatable {
         case .storyEnd(let id, let playCount, let stalls, let stallMs, let completed, let frames):
             return ["event": "story_end", "id": id, "playCount": playCount, "stalls": stalls, "stallMs": stallMs,
                     "completed": completed, "framesShown": frames.shown, "framesDropped": frames.dropped]
+        case .variant(let id, let positionMs, let bandwidth, let resolution):
+            var json: [String: Any] = ["event": "variant", "id": id, "positionMs": positionMs, "bandwidth": bandwidth]
+            if let resolution { json["resolution"] = resolution }
+            return json
         case .failed(let id, let message):
             return ["event": "error", "id": id, "message": message]
         case .playlistEnd(let summary):

@@ -28,7 +28,7 @@ public final class PlayerStub: Sendable {
         var decoder: VideoDecoder?
         var box: (width: Int, height: Int)
         var seekBy: Double = 0
-        var parts: MediaParts?
+        var run: MediaRun?
     }
     private let shared: NIOLockedValueBox<Shared>
 
@@ -57,7 +57,7 @@ public final class PlayerStub: Sendable {
     public var status: PlaybackStatus { shared.withLockedValue { $0.status } }
 
     /// The resources the story plays, once known (an HLS story's segments as one run).
-    var parts: MediaParts? { shared.withLockedValue { $0.parts } }
+    var parts: MediaParts? { shared.withLockedValue { $0.run }?.parts }
 
     /// Pauses or resumes (a paused player neither moves nor counts stall time).
     public func setPaused(_ paused: Bool) { shared.withLockedValue { $0.paused = paused } }
@@ -137,42 +137,48 @@ public final class PlayerStub: Sendable {
         }
         if HLSPlaylistParser.isPlaylist(url: url, contentType: info.contentType) {
             // An HLS story: its variant's segments, read one after another as one run of bytes, all of them
-            // part of this viewing.
+            // part of this viewing (and those of a variant it switches to, as it learns of them).
             let plan = try await HLSStory.plan(
                 loader: loader, url: url, key: key, length: length, partKey: partKey,
                 throughput: throughput?.bitsPerSecond)
             let started = generation
-            try await loader.viewing(keys: plan.keys) {
+            try await loader.viewing(keys: plan.keys) { scope in
                 let story = try await HLSStory.measure(plan, loader: loader)
+                let switcher = plan.master.flatMap { master in
+                    plan.variant.map {
+                        HLSVariantSwitch(master: master, current: $0, loader: loader, partKey: partKey, scope: scope)
+                    }
+                }
                 try await playRun(
-                    parts: story.parts, duration: story.duration, payload: 0..<story.parts.length, cache: story.cache,
-                    start: start, generation: started)
+                    MediaRun(story.parts), duration: story.duration, cache: story.cache, start: start,
+                    generation: started, switcher: switcher)
             }
             return
         }
         let (duration, payload) = try await readHeader(length: length)
         try await playRun(
-            parts: MediaParts(url: url, key: key, length: length), duration: duration, payload: payload,
-            cache: CacheOutcome(cached: initiallyCached, length: length), start: start, generation: generation)
+            MediaRun(MediaParts(url: url, key: key, length: length, payload: payload, duration: duration)),
+            duration: duration, cache: CacheOutcome(cached: initiallyCached, length: length), start: start,
+            generation: generation, switcher: nil)
     }
 
-    /// Plays `payload` of the run of `parts` (its media lasting `duration` seconds), decoding it when asked to.
+    /// Plays the run `run` (its media lasting `duration` seconds), decoding it when asked to.
     private func playRun(
-        parts: MediaParts, duration: Double, payload: Range<Int64>, cache: CacheOutcome, start: Double,
-        generation: Int64?
+        _ run: MediaRun, duration: Double, cache: CacheOutcome, start: Double, generation: Int64?,
+        switcher: HLSVariantSwitch?
     ) async throws {
         var cache = cache
         if loader.isOffline(key) { cache = .offline }
-        shared.withLockedValue { $0.parts = parts }
+        shared.withLockedValue { $0.run = run }
         update {
-            $0.contentLength = parts.length
+            $0.contentLength = run.parts.length
             $0.cache = cache
             $0.duration = duration
         }
         var decoder: VideoDecoder?
         if configuration.decodesVideo {
             let box = shared.withLockedValue { $0.box }
-            let video = VideoDecoder(loader: loader, parts: parts, box: box)
+            let video = VideoDecoder(loader: loader, run: run, box: box)
             shared.withLockedValue { $0.decoder = video }
             video.start()
             decoder = video
@@ -180,8 +186,8 @@ public final class PlayerStub: Sendable {
         // The last frame stays readable after the decoder stops, for the still at the end.
         defer { decoder?.stop() }
         try await play(
-            parts: parts, payload: payload, duration: duration, start: start, cache: cache, generation: generation,
-            decoder: decoder)
+            run, duration: duration, start: start, cache: cache, generation: generation, decoder: decoder,
+            switcher: switcher)
     }
 
     private func readHeader(length: Int64) async throws -> (Double, Range<Int64>) {
@@ -197,15 +203,12 @@ public final class PlayerStub: Sendable {
         }
     }
 
-    /// Reads the payload from `offset` on in the background (see `pull`).
-    private func startDownload(
-        parts: MediaParts, payload: Range<Int64>, from offset: Int64, bitrate: Double
-    ) -> Task<Void, Never> {
+    /// Reads what plays from run offset `offset` on in the background (see `pull`).
+    private func startDownload(_ run: MediaRun, from offset: Int64, switcher: HLSVariantSwitch?) -> Task<Void, Never> {
         shared.withLockedValue { $0.downloadedEnd = offset }
         return Task { [self] in
             do {
-                try await pull(
-                    parts: parts, payload: offset..<payload.upperBound, bitrate: bitrate, start: payload.lowerBound)
+                try await pull(run, from: offset, switcher: switcher)
             } catch is CancellationError {
             } catch {
                 shared.withLockedValue { $0.failure = "\(error)" }
@@ -214,11 +217,10 @@ public final class PlayerStub: Sendable {
     }
 
     private func play(
-        parts: MediaParts, payload: Range<Int64>, duration: Double, start: Double, cache: CacheOutcome, generation: Int64?,
-        decoder: VideoDecoder?
+        _ run: MediaRun, duration: Double, start: Double, cache: CacheOutcome, generation: Int64?,
+        decoder: VideoDecoder?, switcher: HLSVariantSwitch?
     ) async throws {
-        let bitrate = Double(payload.count) / duration
-        var download = startDownload(parts: parts, payload: payload, from: payload.lowerBound, bitrate: bitrate)
+        var download = startDownload(run, from: run.parts.played.lowerBound, switcher: switcher)
         defer { download.cancel() }
         let tick = decoder == nil ? configuration.tick : Swift.min(configuration.tick, 0.02)
         var last = clock.now
@@ -238,18 +240,18 @@ public final class PlayerStub: Sendable {
             if seekBy != 0, status.state != .loading {
                 status.position = Swift.max(0, Swift.min(duration - 0.001, status.position + seekBy))
                 decoder?.seek(to: status.position)
-                // Past what the download reached: it restarts at the new playhead instead of reading the gap.
-                let byte = payload.lowerBound + Int64(status.position * bitrate)
-                let onDisk = parts.contiguousCached(from: byte, in: loader.store)
-                if byte > shared.withLockedValue({ $0.downloadedEnd }), onDisk == 0 {
+                // Past what the download reached: it restarts where the new playhead's data starts (an HLS
+                // story's segment, from its key frame; what is cached there comes from the disk) instead of
+                // reading the gap.
+                let parts = run.parts
+                if parts.offset(at: status.position) > shared.withLockedValue({ $0.downloadedEnd }) {
                     download.cancel()
-                    download = startDownload(parts: parts, payload: payload, from: byte, bitrate: bitrate)
+                    download = startDownload(run, from: parts.readOffset(at: status.position), switcher: switcher)
                 }
             }
             // The check against the origin runs beside playback: show when it could not reach the origin.
             if loader.isOffline(key) { status.cache = .offline }
-            let playheadByte = payload.lowerBound + Int64(status.position * bitrate)
-            let buffered = bufferedSeconds(from: playheadByte, parts: parts, payload: payload, bitrate: bitrate)
+            let buffered = bufferedSeconds(at: status.position, in: run.parts)
             let bufferedToEnd = status.position + buffered >= duration - 1e-6
             switch status.state {
             case .loading:
@@ -289,9 +291,7 @@ public final class PlayerStub: Sendable {
             if let failure, buffered <= 0, status.state != .finished {
                 throw PlayerError(failure)
             }
-            let after = bufferedSeconds(
-                from: payload.lowerBound + Int64(status.position * bitrate), parts: parts, payload: payload,
-                bitrate: bitrate)
+            let after = bufferedSeconds(at: status.position, in: run.parts)
             status.bufferedSeconds = after
             if let decoder {
                 decoder.show(at: status.position)
@@ -304,32 +304,45 @@ public final class PlayerStub: Sendable {
         }
     }
 
-    /// Seconds of payload available from `byte` on (contiguous), from disk or from a stream-through download.
-    private func bufferedSeconds(from byte: Int64, parts: MediaParts, payload: Range<Int64>, bitrate: Double) -> Double {
+    /// Seconds of media available from the playhead at `position` on (contiguous), from disk or from a
+    /// stream-through download.
+    private func bufferedSeconds(at position: Double, in parts: MediaParts) -> Double {
+        let byte = parts.offset(at: position)
         let onDisk = parts.contiguousCached(from: byte, in: loader.store)
         let streamed = shared.withLockedValue { $0.downloadedEnd } - byte
-        let bytes = Swift.min(Swift.max(onDisk, streamed, 0), payload.upperBound - byte)
-        return Double(bytes) / bitrate
+        let bytes = Swift.min(Swift.max(onDisk, streamed, 0), parts.played.upperBound - byte)
+        return Swift.max(0, parts.seconds(at: byte + bytes) - parts.seconds(at: byte))
     }
 
-    /// Reads `payload` (offsets in the run of `parts`) in order, part after part, staying at most `readAhead`
-    /// seconds ahead of the playhead, as AVPlayer does; `start` is where the media's payload begins (the
-    /// playhead's byte 0).
-    private func pull(parts: MediaParts, payload: Range<Int64>, bitrate: Double, start: Int64) async throws {
-        guard var index = parts.index(containing: payload.lowerBound) else { return }
-        var position = payload.lowerBound
-        while index < parts.parts.count, position < payload.upperBound {
+    /// Reads what plays of `run` from offset `offset` on, in order, part after part, staying at most `readAhead`
+    /// seconds ahead of the playhead, as AVPlayer does. At each segment boundary of an HLS story, `switcher` may
+    /// move the rest of the story to another variant.
+    private func pull(_ run: MediaRun, from offset: Int64, switcher: HLSVariantSwitch?) async throws {
+        var position = offset
+        while true {
+            var parts = run.parts
+            guard position < parts.played.upperBound, var index = parts.index(containing: position) else { return }
+            if let switcher, position == parts.parts[index].start,
+                let variant = try await switcher.consider(
+                    run: run, at: index, throughput: throughput?.bitsPerSecond)
+            {
+                parts = run.parts
+                index = parts.index(containing: position) ?? index
+                onEvent(
+                    .variant(
+                        id: storyID, positionMs: Int(((parts.parts[index].time?.lowerBound ?? 0) * 1000).rounded()),
+                        bandwidth: variant.bandwidth,
+                        resolution: variant.resolution.map { "\($0.width)x\($0.height)" }))
+            }
             let part = parts.parts[index]
-            let end = Swift.min(part.end, payload.upperBound)
+            let end = Swift.min(part.end, parts.played.upperBound)
             let stream = loader.load(
                 LoadingRequest(
                     url: part.url, cacheKey: part.key, requestedOffset: part.range.lowerBound + (position - part.start),
                     requestedLength: end - position))
             let iterator = stream.makeAsyncIterator()
             while true {
-                let ahead = shared.withLockedValue { s in
-                    Double(s.downloadedEnd - start - Int64(s.status.position * bitrate)) / bitrate
-                }
+                let ahead = shared.withLockedValue { s in parts.seconds(at: s.downloadedEnd) - s.status.position }
                 if ahead > configuration.readAhead {
                     try await clock.sleep(until: clock.now + configuration.tick)
                     continue
@@ -343,7 +356,6 @@ public final class PlayerStub: Sendable {
                 shared.withLockedValue { $0.downloadedEnd = position }
             }
             position = end
-            index += 1
         }
     }
 }

@@ -213,6 +213,19 @@ final class FrameReader {
         draining = false
     }
 
+    /// Moves to run offset `offset` (where a key frame starts, as at an HLS segment's start); the next decoded
+    /// frames start there.
+    func seek(toByte offset: Int64) throws {
+        guard let format, let codec else { return }
+        let status = av_seek_frame(format, -1, offset, AVSEEK_FLAG_BYTE)
+        if status < 0 {
+            if let failure = bridge.failure { throw VideoDecodeError("cannot read the video: \(failure)") }
+            throw VideoDecodeError("cannot seek in the video (\(Self.message(status)))")
+        }
+        avcodec_flush_buffers(codec)
+        draining = false
+    }
+
     /// `frame` scaled to `size`, as RGB.
     func scale(_ frame: UnsafeMutablePointer<AVFrame>, to size: (width: Int, height: Int)) -> [UInt8] {
         let width = Int32(size.width), height = Int32(size.height)

@@ -161,34 +161,51 @@ protocol DemuxerByteSource: AnyObject, Sendable {
 
 extension LoaderByteSource: DemuxerByteSource {}
 
-/// A run of parts (see `MediaParts`) read through one `LoaderByteSource` a part: a read stops at the end of its
-/// part, and the demuxer's next read continues in the next.
+/// A run of parts (see `MediaRun`) read through one `LoaderByteSource` a part: a read stops at the end of its
+/// part, and the demuxer's next read continues in the next (after a variant switch, in the new variant's segment).
 final class PartsByteSource: DemuxerByteSource, @unchecked Sendable {
-    private let parts: MediaParts
-    private let sources: [LoaderByteSource]
+    private let loader: MediaLoader
+    private let run: MediaRun
+    /// A part's resource and range: the same bytes keep their source (and its open request) across reads.
+    private struct PartID: Hashable {
+        let key: CacheKey
+        let range: Range<Int64>
+    }
+    private let lock = NIOLock()
+    private var sources: [PartID: LoaderByteSource] = [:]
+    private var cancelled = false
 
-    init(loader: MediaLoader, parts: MediaParts) {
-        self.parts = parts
-        sources = parts.parts.map {
-            LoaderByteSource(loader: loader, url: $0.url, key: $0.key, length: $0.range.upperBound)
-        }
+    init(loader: MediaLoader, run: MediaRun) {
+        self.loader = loader
+        self.run = run
     }
 
-    var length: Int64 { parts.length }
+    var length: Int64 { run.parts.length }
 
     /// Bytes handed to the reader, over every part.
-    var bytesRead: Int64 { sources.reduce(0) { $0 + $1.bytesRead } }
+    var bytesRead: Int64 { lock.withLock { Array(sources.values) }.reduce(0) { $0 + $1.bytesRead } }
 
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
-        guard buffer.count > 0, let index = parts.index(containing: offset) else { return 0 }
-        let part = parts.parts[index]
+        guard buffer.count > 0, let part = run.partForDecoder(at: offset) else { return 0 }
+        let id = PartID(key: part.key, range: part.range)
+        let source = lock.withLock { () -> LoaderByteSource in
+            if let source = sources[id] { return source }
+            let source = LoaderByteSource(loader: loader, url: part.url, key: part.key, length: part.range.upperBound)
+            if cancelled { source.cancel() }
+            sources[id] = source
+            return source
+        }
         let count = Int(Swift.min(Int64(buffer.count), part.end - offset))
-        return try sources[index].read(
+        return try source.read(
             into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]),
             at: part.range.lowerBound + (offset - part.start))
     }
 
     func cancel() {
-        for source in sources { source.cancel() }
+        let all = lock.withLock { () -> [LoaderByteSource] in
+            cancelled = true
+            return Array(sources.values)
+        }
+        for source in all { source.cancel() }
     }
 }

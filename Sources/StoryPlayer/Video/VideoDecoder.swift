@@ -19,18 +19,20 @@ public final class VideoDecoder: @unchecked Sendable {
     }
 
     private let source: PartsByteSource
+    private let media: MediaRun
     private let condition = NSCondition()
     private var shared: Shared
 
     /// A decoder of `url` (cached under `key`, `length` bytes), scaling frames to fit `box` pixels (a cell of the
     /// stories screen is two pixels tall).
     public convenience init(loader: MediaLoader, url: URL, key: CacheKey, length: Int64, box: (width: Int, height: Int)) {
-        self.init(loader: loader, parts: MediaParts(url: url, key: key, length: length), box: box)
+        self.init(loader: loader, run: MediaRun(MediaParts(url: url, key: key, length: length)), box: box)
     }
 
-    /// A decoder of the run of bytes `parts` (an HLS variant's segments one after another).
-    init(loader: MediaLoader, parts: MediaParts, box: (width: Int, height: Int)) {
-        source = PartsByteSource(loader: loader, parts: parts)
+    /// A decoder of the run of bytes `run` (an HLS story's segments one after another, which may switch variant).
+    init(loader: MediaLoader, run: MediaRun, box: (width: Int, height: Int)) {
+        media = run
+        source = PartsByteSource(loader: loader, run: run)
         shared = Shared(box: box)
     }
 
@@ -137,7 +139,14 @@ public final class VideoDecoder: @unchecked Sendable {
             if state.stopped { return }
             if let seek = state.seekTarget {
                 locked { s in if s.seekTarget == seek { s.seekTarget = nil } }
-                try reader.seek(to: seek)
+                // An HLS story restarts at the segment holding the target (it starts with a key frame); a file
+                // seeks by time, the demuxer finding the key frame.
+                let parts = media.parts
+                if case .segments = parts.timing {
+                    try reader.seek(toByte: parts.readOffset(at: seek))
+                } else {
+                    try reader.seek(to: seek)
+                }
                 av_frame_unref(pending)
                 pendingTime = nil
                 ended = false
@@ -169,7 +178,9 @@ public final class VideoDecoder: @unchecked Sendable {
                 sequence += 1
                 lookAgain = sequence == 1
                 let box = locked { $0.box }
-                let size = VideoFrame.fitted(videoWidth: reader.width, videoHeight: reader.height, box: box)
+                // The frame's own size: an HLS story's picture changes size where it switches variant.
+                let size = VideoFrame.fitted(
+                    videoWidth: Int(due.pointee.width), videoHeight: Int(due.pointee.height), box: box)
                 let picture = VideoFrame(
                     width: size.width, height: size.height, rgb: reader.scale(due, to: size), time: time)
                 av_frame_unref(due)
