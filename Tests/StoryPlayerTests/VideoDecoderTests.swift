@@ -18,13 +18,13 @@ import Testing
         let loader: MediaLoader
         let directory: URL
 
-        init(root: URL = VideoDecoderTests.videos) async throws {
+        init(root: URL = VideoDecoderTests.videos, loading: LoaderConfiguration = LoaderConfiguration()) async throws {
             origin = try await MediaOriginServer(root: root)
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("decoder-\(UUID().uuidString)")
             var configuration = CacheConfiguration()
             configuration.minimumFreeDiskBytes = 0
             store = try CacheStore(directory: directory, configuration: configuration)
-            loader = MediaLoader(store: store)
+            loader = MediaLoader(store: store, configuration: loading)
         }
 
         func decoder(_ name: String, box: (width: Int, height: Int) = (96, 54)) async throws -> VideoDecoder {

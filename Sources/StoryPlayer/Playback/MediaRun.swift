@@ -7,8 +7,9 @@ import NIOConcurrencyHelpers
 final class MediaRun: Sendable {
     private struct State {
         var parts: MediaParts
-        /// The furthest part the decoder has read from (-1: none yet).
-        var decoderReached = -1
+        /// The part the decoder read from last (-1: none yet). Not the furthest: the demuxer may look further
+        /// on and come back, and a part it left behind is read afresh when it gets there.
+        var decoderAt = -1
     }
     private let state: NIOLockedValueBox<State>
 
@@ -18,19 +19,21 @@ final class MediaRun: Sendable {
     /// The parts as they are now.
     var parts: MediaParts { state.withLockedValue { $0.parts } }
 
-    /// The part the decoder reads at run offset `offset`, which then can no longer be replaced; nil past the end.
+    /// The part the decoder reads at run offset `offset`, which (with the ones before it) then can no longer be
+    /// replaced until the decoder reads elsewhere; nil past the end.
     func partForDecoder(at offset: Int64) -> MediaParts.Part? {
         state.withLockedValue { s in
             guard let index = s.parts.index(containing: offset) else { return nil }
-            s.decoderReached = Swift.max(s.decoderReached, index)
+            s.decoderAt = index
             return s.parts.parts[index]
         }
     }
 
-    /// Replaces the parts from `index` on with `pieces`; false (nothing changed) once the decoder has read there.
+    /// Replaces the parts from `index` on with `pieces`; false (nothing changed) while the decoder reads there or
+    /// further on.
     func replace(from index: Int, with pieces: [MediaParts.Piece]) -> Bool {
         state.withLockedValue { s in
-            guard index > s.decoderReached, index <= s.parts.parts.count else { return false }
+            guard index > s.decoderAt, index <= s.parts.parts.count else { return false }
             s.parts = s.parts.replacing(from: index, with: pieces)
             return true
         }

@@ -93,6 +93,9 @@ final class FrameReader {
         }
         context.pointee.pb = io
         context.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+        // Otherwise the MPEG-TS demuxer reads the last few hundred kilobytes of the run to estimate a duration the
+        // playlist already gives: for an HLS story, its last segments fetched before the first frame.
+        if source.durationIsKnown { context.pointee.skip_estimate_duration_from_pts = 1 }
         var opened: UnsafeMutablePointer<AVFormatContext>? = context
         let status = avformat_open_input(&opened, nil, nil, nil)
         format = opened

@@ -153,13 +153,18 @@ final class LoaderByteSource: @unchecked Sendable {
 protocol DemuxerByteSource: AnyObject, Sendable {
     /// Bytes in the run.
     var length: Int64 { get }
+    /// True when the media's duration is known without the demuxer reading the end of the run to estimate it
+    /// (an HLS story's playlist says it), so opening reads from the start only.
+    var durationIsKnown: Bool { get }
     /// Copies up to `buffer.count` bytes from `offset` on; 0 at the end.
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int
     /// Wakes a blocked read with an error; later reads fail.
     func cancel()
 }
 
-extension LoaderByteSource: DemuxerByteSource {}
+extension LoaderByteSource: DemuxerByteSource {
+    var durationIsKnown: Bool { false }
+}
 
 /// A run of parts (see `MediaRun`) read through one `LoaderByteSource` a part: a read stops at the end of its
 /// part, and the demuxer's next read continues in the next (after a variant switch, in the new variant's segment).
@@ -181,6 +186,11 @@ final class PartsByteSource: DemuxerByteSource, @unchecked Sendable {
     }
 
     var length: Int64 { run.parts.length }
+
+    var durationIsKnown: Bool {
+        if case .segments = run.parts.timing { return true }
+        return false
+    }
 
     /// Bytes handed to the reader, over every part.
     var bytesRead: Int64 { lock.withLock { Array(sources.values) }.reduce(0) { $0 + $1.bytesRead } }
