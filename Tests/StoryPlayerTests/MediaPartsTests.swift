@@ -51,27 +51,39 @@ import Testing
         #expect(parts.played == 100..<1100)
     }
 
-    @Test func anotherVariantTakesOverFromASegmentOnAndTheOffsetsAfterItMove() {
-        let switched = segmented.replacing(from: 2, with: [piece("hi/s1.m4s", 5000, 2..<4)])
-        #expect(switched.parts.map(\.start) == [0, 100, 1100])
-        #expect(switched.length == 6100)
-        #expect(switched.parts[2].url.lastPathComponent == "s1.m4s")
-        #expect(switched.parts[2].url.path.hasPrefix("/hi/"))
-        #expect(switched.offset(at: 3) == 3600)
+    private func pending(_ name: String, _ time: Range<Double>) -> MediaRun.Pending {
+        let url = URL(string: "http://origin.test/\(name)")!
+        return MediaRun.Pending(url: url, key: CacheKey(url: url), byteRange: nil, time: time)
+    }
+
+    @Test func anotherVariantTakesOverFromASegmentOnItsLengthsLearnedLater() {
+        let run = MediaRun(segmented)
+        #expect(run.isComplete)
+        #expect(run.replace(from: 2, with: [pending("hi/s1.ts", 2..<4)]))
+        #expect(!run.isComplete)
+        #expect(run.parts.length == 1100)
+        #expect(run.parts.knownEnd == 2)
+        #expect(run.upcoming(from: 2).map(\.url.path) == ["/hi/s1.ts"])
+        #expect(run.upcoming(from: 1).map(\.url.path) == ["/s0.m4s", "/hi/s1.ts"])
+        // Shown at the known segments' 500 bytes a second until its length is learned.
+        #expect(run.estimated.length == 2100)
+        // The decoder, past what is known, waits for the player (here: told to stop) instead of reading on.
+        #expect(run.partForDecoder(at: 1100, stopped: { true }) == nil)
     }
 
     @Test func theRunRefusesToReplaceThePartTheDecoderIsReadingOrAnyBeforeIt() {
         let run = MediaRun(segmented)
         #expect(run.partForDecoder(at: 50)?.time == nil)
         #expect(run.partForDecoder(at: 1100)?.time == 2..<4)
-        #expect(!run.replace(from: 2, with: [piece("hi/s1.m4s", 5000, 2..<4)]))
-        #expect(!run.replace(from: 1, with: [piece("hi/s0.m4s", 2000, 0..<2), piece("hi/s1.m4s", 5000, 2..<4)]))
+        #expect(!run.replace(from: 2, with: [pending("hi/s1.ts", 2..<4)]))
+        #expect(!run.replace(from: 1, with: [pending("hi/s0.ts", 0..<2), pending("hi/s1.ts", 2..<4)]))
         #expect(run.parts.length == 4100)
         // The demuxer looked ahead and came back to the start: what lies after where it reads may change.
         #expect(run.partForDecoder(at: 900) != nil)
-        #expect(run.replace(from: 2, with: [piece("hi/s1.m4s", 5000, 2..<4)]))
-        #expect(run.parts.length == 6100)
-        #expect(run.partForDecoder(at: 6100) == nil)
+        #expect(run.replace(from: 2, with: [pending("hi/s1.ts", 2..<4)]))
+        #expect(run.parts.length == 1100)
+        // Past the end of a complete run there is nothing to wait for.
+        #expect(MediaRun(segmented).partForDecoder(at: 4100) == nil)
     }
 
     @Test func theVariantFollowsTheMeasuredLinkUnlessTheNextSegmentIsCached() {

@@ -2,6 +2,7 @@ import Foundation
 import MediaCache
 import MediaOrigin
 import MediaTestSupport
+import NIOConcurrencyHelpers
 import Testing
 
 @testable import StoryPlayer
@@ -81,6 +82,29 @@ import Testing
         for path in played { #expect(bytes[path] == (path.contains("/hi/") ? 1_600_000 : 400_000), "\(path)") }
         for (path, sent) in bytes { #expect(sent <= (path.contains("/hi/") ? 1_600_000 : 400_000), "\(path) sent twice") }
         #expect(bytes[played[0].replacingOccurrences(of: "seg0", with: "seg1")] ?? 0 < 400_000)
+        await sim.close()
+    }
+
+    /// A cold HLS story's first frame waits for its playlists and its first segment only: the other segments'
+    /// lengths are learned when playback reaches them, not all before it starts.
+    @Test func theFirstFrameWaitsForTheFirstSegmentOnly() async throws {
+        let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 200_000, latency: 0.1))
+        serveStream(on: sim.origin, segment: 100_000)
+        let before = NIOLockedValueBox<[String]?>(nil)
+        let events = EventRecorder()
+        let playing = PlayerStub(
+            loader: sim.loader, url: sim.origin.url("s/master.m3u8"), storyID: "hls", clock: sim.clock,
+            configuration: { var c = PlayerConfiguration(); c.decodesVideo = false; return c }(),
+            onEvent: { event in
+                if case .firstFrame = event {
+                    before.withLockedValue { $0 = sim.origin.requests.map(\.path).filter { $0.hasSuffix(".ts") } }
+                }
+                events.handler(event)
+            })
+        let status = try await sim.run { await playing.run() }
+        #expect(status.state == .finished, "\(status.error ?? "")")
+        #expect(Set(before.withLockedValue { $0 } ?? ["no first frame"]) == ["/s/lo/seg0.ts"])
+        #expect(segmentBytes(sim) == ["/s/lo/seg0.ts": 100_000, "/s/lo/seg1.ts": 100_000, "/s/lo/seg2.ts": 100_000])
         await sim.close()
     }
 

@@ -7,8 +7,8 @@ import MediaFormats
 struct HLSStory: Sendable {
     /// Seconds, from the media playlist.
     let duration: Double
-    /// The initialization section (if any) and the segments, in order.
-    let parts: MediaParts
+    /// The initialization section (if any) and the segments, in order, as far as their lengths are known.
+    let run: MediaRun
     /// How much of it was cached before this play: over the segments, as for one file.
     let cache: CacheOutcome
 
@@ -100,23 +100,37 @@ struct HLSStory: Sendable {
         }
     }
 
-    /// Finds each piece's length (fetching the first bytes of those not cached: run it inside the viewing) and
-    /// how much was cached before.
-    static func measure(_ plan: Plan, loader: MediaLoader) async throws -> HLSStory {
-        let before = plan.pieces.map { loader.store.availableRanges(for: $0.key) }
+    /// The run the story starts with: the pieces whose lengths the cache (or an `#EXT-X-BYTERANGE`) gives, up to
+    /// the first it does not, and the rest pending (their lengths are learned as playback reaches them, so the
+    /// first frame waits for no request but the first segment's); and how much was cached before this play.
+    static func start(_ plan: Plan, loader: MediaLoader) -> HLSStory {
         let sections = plan.pieces.count - plan.playlist.segments.count
         let times = segmentTimes(plan.playlist)
-        let timed = plan.pieces.enumerated().map { index, piece in
-            (piece.url, piece.key, piece.byteRange, index < sections ? nil : times[index - sections])
+        var known: [MediaParts.Piece] = []
+        var pending: [MediaRun.Pending] = []
+        var cachedWhole = 0
+        var cachedNothing = 0
+        for (index, piece) in plan.pieces.enumerated() {
+            let time = index < sections ? nil : times[index - sections]
+            let info = loader.store.info(for: piece.key)
+            let ranges = info?.ranges ?? ByteRangeSet()
+            let length = info?.metadata.contentLength
+            let wanted = piece.byteRange ?? length.map { 0..<$0 }
+            if let wanted, ranges.present(in: wanted).reduce(0, { $0 + $1.count }) == wanted.count {
+                cachedWhole += 1
+            } else if ranges.total == 0 {
+                cachedNothing += 1
+            }
+            if pending.isEmpty, let resourceLength = length ?? piece.byteRange?.upperBound, let range = wanted,
+                range.upperBound <= resourceLength
+            {
+                known.append(MediaParts.Piece(url: piece.url, key: piece.key, range: range, resourceLength: resourceLength, time: time))
+            } else {
+                pending.append(MediaRun.Pending(url: piece.url, key: piece.key, byteRange: piece.byteRange, time: time))
+            }
         }
-        let pieces = try await measured(timed, loader: loader)
-        let parts = MediaParts(pieces)
-        let total = parts.length
-        let cached = zip(parts.parts, before).reduce(Int64(0)) { sum, pair in
-            sum + pair.1.present(in: pair.0.range).reduce(Int64(0)) { $0 + Int64($1.count) }
-        }
-        let cache: CacheOutcome = cached >= total ? .hit : cached == 0 ? .miss : .partial
-        return HLSStory(duration: plan.playlist.duration, parts: parts, cache: cache)
+        let cache: CacheOutcome = cachedWhole == plan.pieces.count ? .hit : cachedNothing == plan.pieces.count ? .miss : .partial
+        return HLSStory(duration: plan.playlist.duration, run: MediaRun(MediaParts(known), pending: pending), cache: cache)
     }
 
     /// The media seconds each segment of `playlist` covers.
@@ -125,34 +139,6 @@ struct HLSStory: Sendable {
         return playlist.segments.map { segment in
             defer { start += segment.duration }
             return start..<(start + Swift.max(0, segment.duration))
-        }
-    }
-
-    /// `pieces` with their lengths found (fetching the first bytes of those not cached, in parallel).
-    static func measured(
-        _ pieces: [(url: URL, key: CacheKey, byteRange: Range<Int64>?, time: Range<Double>?)], loader: MediaLoader
-    ) async throws -> [MediaParts.Piece] {
-        let lengths = try await withThrowingTaskGroup(of: (Int, Int64).self) { group in
-            for (index, piece) in pieces.enumerated() {
-                group.addTask {
-                    if let range = piece.byteRange { return (index, range.upperBound) }
-                    let info = try await loader.contentInformation(for: piece.url, key: piece.key)
-                    guard let length = info.contentLength else {
-                        throw PlayerError("the origin did not say how long HLS segment \(piece.url.lastPathComponent) is")
-                    }
-                    return (index, length)
-                }
-            }
-            var lengths = [Int64](repeating: 0, count: pieces.count)
-            for try await (index, length) in group { lengths[index] = length }
-            return lengths
-        }
-        return try pieces.enumerated().map { index, piece in
-            let range = piece.byteRange ?? 0..<lengths[index]
-            guard range.upperBound <= lengths[index] else {
-                throw PlayerError("an #EXT-X-BYTERANGE of \(piece.url.lastPathComponent) goes past its end")
-            }
-            return MediaParts.Piece(url: piece.url, key: piece.key, range: range, resourceLength: lengths[index], time: piece.time)
         }
     }
 

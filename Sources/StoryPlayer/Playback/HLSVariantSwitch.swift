@@ -39,30 +39,33 @@ final class HLSVariantSwitch: Sendable {
         return fitting == current ? nil : fitting
     }
 
-    /// At the boundary before part `index` of `run` (a segment that is not the first): switches the rest of the
-    /// story to the variant `choice` names, and returns it; nil when it stays. A variant that cannot take over
+    /// At the boundary before part `index` of `run` (a segment that is not the first, its length known or not):
+    /// switches the rest of the story to the variant `choice` names (lengths learned as playback reaches them, so
+    /// switching costs the new variant's playlist only), and returns it; nil when it stays. A variant that cannot take over
     /// (segments not aligned with the current one's, an initialization section, a playlist that fails) ends
     /// switching for this story; the decoder having read into the segment already postpones it.
     func consider(run: MediaRun, at index: Int, throughput: Double?) async throws -> HLSVariant? {
         let (current, stopped) = state.withLockedValue { ($0.current, $0.stopped) }
         guard !stopped else { return nil }
-        let parts = run.parts
+        let upcoming = run.upcoming(from: 0)
         // TS segments only (every part a segment): fMP4 would need the new variant's initialization section in
         // the middle of the stream. Never before the first segment: the story's start chose that variant.
-        guard index > 0, index < parts.parts.count, parts.parts.allSatisfy({ $0.time != nil }) else { return nil }
-        let part = parts.parts[index]
-        let nextIsCached = parts.contiguousCached(from: part.start, in: loader.store) >= Int64(part.range.count)
+        guard index > 0, index < upcoming.count, upcoming.allSatisfy({ $0.time != nil }) else { return nil }
+        let next = upcoming[index]
+        let nextIsCached = loader.store.info(for: next.key).map { info in
+            let wanted = next.byteRange ?? info.metadata.contentLength.map { 0..<$0 }
+            return wanted.map { info.ranges.present(in: $0).reduce(0) { $0 + $1.count } == $0.count } ?? false
+        } ?? false
         guard
             let target = Self.choice(
                 current: current, among: master, throughput: throughput, nextIsCached: nextIsCached)
         else { return nil }
         do {
-            let pieces = try await pieces(of: target, from: index, replaced: Array(parts.parts[index...]))
-            guard let pieces else {
+            guard let parts = try await parts(of: target, from: index, replacing: Array(upcoming[index...])) else {
                 state.withLockedValue { $0.stopped = true }
                 return nil
             }
-            guard run.replace(from: index, with: pieces) else { return nil }
+            guard run.replace(from: index, with: parts) else { return nil }
             state.withLockedValue { $0.current = target }
             return target
         } catch is CancellationError {
@@ -75,9 +78,9 @@ final class HLSVariantSwitch: Sendable {
 
     /// The segments of `variant` from `ordinal` on, on the time line of `replaced` (the current variant's from
     /// there); nil when its playlist does not line up with the current one segment for segment.
-    private func pieces(
-        of variant: HLSVariant, from ordinal: Int, replaced: [MediaParts.Part]
-    ) async throws -> [MediaParts.Piece]? {
+    private func parts(
+        of variant: HLSVariant, from ordinal: Int, replacing replaced: [MediaRun.Pending]
+    ) async throws -> [MediaRun.Pending]? {
         let key = partKey(variant.url)
         scope.include([key])
         let info = try await loader.contentInformation(for: variant.url, key: key)
@@ -94,9 +97,9 @@ final class HLSVariantSwitch: Sendable {
         }
         let segments = playlist.segments[ordinal...]
         scope.include(segments.map { partKey($0.url) })
-        return try await HLSStory.measured(
-            zip(segments, replaced).map { segment, old in (segment.url, partKey(segment.url), segment.byteRange, old.time) },
-            loader: loader)
+        return zip(segments, replaced).map { segment, old in
+            MediaRun.Pending(url: segment.url, key: partKey(segment.url), byteRange: segment.byteRange, time: old.time)
+        }
     }
 
     /// How far apart two variants' segment starts may be and still count as the same boundary, in seconds.

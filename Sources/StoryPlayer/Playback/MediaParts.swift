@@ -76,9 +76,18 @@ struct MediaParts: Sendable {
         timing = .segments
     }
 
-    /// The run with the parts from `index` on replaced by `pieces` (another variant's segments from there).
-    func replacing(from index: Int, with pieces: [Piece]) -> MediaParts {
-        MediaParts(parts[..<index].map { Piece(url: $0.url, key: $0.key, range: $0.range, resourceLength: $0.resourceLength, time: $0.time) } + pieces)
+    /// The parts as pieces (to build a longer run from).
+    var pieces: [Piece] {
+        parts.map { Piece(url: $0.url, key: $0.key, range: $0.range, resourceLength: $0.resourceLength, time: $0.time) }
+    }
+
+    /// Where the media these parts reach ends, in seconds: the end of the last segment (0 before any), or an MP4's
+    /// duration.
+    var knownEnd: Double {
+        switch timing {
+        case .linear(_, let duration): return duration
+        case .segments: return parts.last { $0.time != nil }?.time?.upperBound ?? 0
+        }
     }
 
     /// The index of the part holding run offset `offset`; nil past the end.

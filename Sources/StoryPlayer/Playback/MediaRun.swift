@@ -1,41 +1,180 @@
 import Foundation
-import NIOConcurrencyHelpers
+import MediaCache
 
-/// The run of bytes a player downloads and its decoder reads, shared by both. An HLS story may move to another
-/// variant from a segment on; that part and every later one are replaced together, and only while the decoder has
-/// not read into them, so the demuxer never sees a segment of one variant end in bytes of another.
-final class MediaRun: Sendable {
-    private struct State {
-        var parts: MediaParts
-        /// The part the decoder read from last (-1: none yet). Not the furthest: the demuxer may look further
-        /// on and come back, and a part it left behind is read afresh when it gets there.
-        var decoderAt = -1
+/// The run of bytes a player downloads and its decoder reads, shared by both, known as far as its parts' lengths
+/// are: an HLS story learns a segment's length when it gets there (from the cache, or from the first bytes it
+/// fetches of it anyway), not all of them before the first frame. Parts are only added at the end, except that an
+/// HLS story may move to another variant from a segment on: that part and every later one are replaced together,
+/// and only while the decoder is not reading there, so the demuxer never sees a segment of one variant end in
+/// bytes of another.
+final class MediaRun: @unchecked Sendable {
+    /// A part whose length is not known yet.
+    struct Pending: Sendable {
+        let url: URL
+        let key: CacheKey
+        /// An `#EXT-X-BYTERANGE`, or nil for the whole resource.
+        let byteRange: Range<Int64>?
+        /// The media seconds it covers (nil for an initialization section).
+        let time: Range<Double>?
     }
-    private let state: NIOLockedValueBox<State>
 
-    /// A run of `parts`.
-    init(_ parts: MediaParts) { state = NIOLockedValueBox(State(parts: parts)) }
+    /// Guards everything below; the decoder's thread waits on it for the run to grow.
+    private let condition = NSCondition()
+    private var known: MediaParts
+    private var pending: [Pending]
+    /// The part the decoder read from last (-1: none yet). Not the furthest: the demuxer may look further on and
+    /// come back, and a part it left behind is read afresh when it gets there.
+    private var decoderAt = -1
+    /// Bumped by every change, so a length learned for a part that was replaced meanwhile is dropped.
+    private var version = 0
 
-    /// The parts as they are now.
-    var parts: MediaParts { state.withLockedValue { $0.parts } }
+    /// A run of `parts`, followed by `pending` parts whose lengths are learned as they are reached.
+    init(_ parts: MediaParts, pending: [Pending] = []) {
+        known = parts
+        self.pending = pending
+    }
 
-    /// The part the decoder reads at run offset `offset`, which (with the ones before it) then can no longer be
-    /// replaced until the decoder reads elsewhere; nil past the end.
-    func partForDecoder(at offset: Int64) -> MediaParts.Part? {
-        state.withLockedValue { s in
-            guard let index = s.parts.index(containing: offset) else { return nil }
-            s.decoderAt = index
-            return s.parts.parts[index]
+    private func locked<T>(_ body: () throws -> T) rethrows -> T {
+        condition.lock()
+        defer { condition.unlock() }
+        return try body()
+    }
+
+    /// The parts whose lengths are known, in order from the start.
+    var parts: MediaParts { locked { known } }
+
+    /// True when every part's length is known.
+    var isComplete: Bool { locked { pending.isEmpty } }
+
+    /// The whole run for showing it: the parts still pending at the average size per second of the known ones.
+    var estimated: MediaParts {
+        locked {
+            let timed = known.parts.filter { $0.time != nil }
+            let seconds = timed.reduce(0.0) { $0 + ($1.time.map { $0.upperBound - $0.lowerBound } ?? 0) }
+            let bytes = timed.reduce(Int64(0)) { $0 + Int64($1.range.count) }
+            guard !pending.isEmpty, seconds > 0 else { return known }
+            return MediaParts(known.pieces + pending.map { part in
+                let length = part.byteRange.map { Int64($0.count) }
+                    ?? Int64(Double(bytes) / seconds * (part.time.map { $0.upperBound - $0.lowerBound } ?? 0))
+                return MediaParts.Piece(
+                    url: part.url, key: part.key, range: part.byteRange ?? 0..<length,
+                    resourceLength: part.byteRange?.upperBound ?? length, time: part.time)
+            })
         }
     }
 
-    /// Replaces the parts from `index` on with `pieces`; false (nothing changed) while the decoder reads there or
-    /// further on.
-    func replace(from index: Int, with pieces: [MediaParts.Piece]) -> Bool {
-        state.withLockedValue { s in
-            guard index > s.decoderAt, index <= s.parts.parts.count else { return false }
-            s.parts = s.parts.replacing(from: index, with: pieces)
+    /// The parts from `index` on (known or not), as pending parts: what a variant switch would replace.
+    func upcoming(from index: Int) -> [Pending] {
+        locked {
+            let fromKnown = known.parts.dropFirst(index).map { part in
+                Pending(
+                    url: part.url, key: part.key,
+                    byteRange: part.range == 0..<part.resourceLength ? nil : part.range, time: part.time)
+            }
+            return fromKnown + pending.dropFirst(Swift.max(0, index - known.parts.count))
+        }
+    }
+
+    /// Parts known and pending.
+    var count: Int { locked { known.parts.count + pending.count } }
+
+    /// Replaces the parts from `index` on with `parts` (lengths not known yet); false (nothing changed) while the
+    /// decoder reads there or further on.
+    func replace(from index: Int, with parts: [Pending]) -> Bool {
+        locked {
+            guard index > decoderAt, index <= known.parts.count + pending.count else { return false }
+            let keptPending = Array(pending.prefix(Swift.max(0, index - known.parts.count)))
+            if index < known.parts.count { known = MediaParts(Array(known.pieces.prefix(index))) }
+            pending = keptPending + parts
+            version += 1
+            condition.broadcast()
             return true
+        }
+    }
+
+    /// Learns the length of the first pending part (from the cache, or by fetching its first bytes) and adds
+    /// it; false when nothing is pending.
+    func resolveNext(loader: MediaLoader) async throws -> Bool {
+        guard let (next, seen) = locked({ pending.first.map { ($0, version) } }) else { return false }
+        let piece = try await Self.measured(next, loader: loader)
+        append([piece], ifUnchangedSince: seen)
+        return true
+    }
+
+    /// Learns the lengths of the pending parts up to the one playing at `seconds` (in parallel), so the run
+    /// reaches it (a seek).
+    func resolve(through seconds: Double, loader: MediaLoader) async throws {
+        while true {
+            let (wanted, seen) = locked { () -> ([Pending], Int) in
+                guard known.knownEnd <= seconds, !pending.isEmpty else { return ([], version) }
+                let through = pending.firstIndex { ($0.time?.upperBound ?? -.infinity) > seconds } ?? pending.count - 1
+                return (Array(pending.prefix(through + 1)), version)
+            }
+            guard !wanted.isEmpty else { return }
+            let pieces = try await withThrowingTaskGroup(of: (Int, MediaParts.Piece).self) { group in
+                for (index, part) in wanted.enumerated() {
+                    group.addTask { (index, try await Self.measured(part, loader: loader)) }
+                }
+                var pieces = [MediaParts.Piece?](repeating: nil, count: wanted.count)
+                for try await (index, piece) in group { pieces[index] = piece }
+                return pieces.compactMap { $0 }
+            }
+            append(pieces, ifUnchangedSince: seen)
+        }
+    }
+
+    private func append(_ pieces: [MediaParts.Piece], ifUnchangedSince seen: Int) {
+        locked {
+            guard version == seen, pieces.count <= pending.count else { return }
+            known = MediaParts(known.pieces + pieces)
+            pending.removeFirst(pieces.count)
+            version += 1
+            condition.broadcast()
+        }
+    }
+
+    /// `part` with its length: its byte range's, the cache's, or the origin's (its first bytes fetched).
+    static func measured(_ part: Pending, loader: MediaLoader) async throws -> MediaParts.Piece {
+        let length: Int64
+        if let range = part.byteRange {
+            length = range.upperBound
+        } else if let stored = loader.store.info(for: part.key)?.metadata.contentLength {
+            length = stored
+        } else {
+            guard let learned = try await loader.contentInformation(for: part.url, key: part.key).contentLength else {
+                throw PlayerError("the origin did not say how long HLS segment \(part.url.lastPathComponent) is")
+            }
+            length = learned
+        }
+        let range = part.byteRange ?? 0..<length
+        guard range.upperBound <= length else {
+            throw PlayerError("an #EXT-X-BYTERANGE of \(part.url.lastPathComponent) goes past its end")
+        }
+        return MediaParts.Piece(url: part.url, key: part.key, range: range, resourceLength: length, time: part.time)
+    }
+
+    /// The part the decoder reads at run offset `offset`, waiting (on the decoder's thread) while the run has
+    /// not reached it yet; that part and the ones before it then cannot be replaced until the decoder reads
+    /// elsewhere. Nil past the end, or once `stopped` says so.
+    func partForDecoder(at offset: Int64, stopped: () -> Bool = { false }) -> MediaParts.Part? {
+        locked {
+            while true {
+                if let index = known.index(containing: offset) {
+                    decoderAt = index
+                    return known.parts[index]
+                }
+                if pending.isEmpty || stopped() { return nil }
+                _ = condition.wait(until: Date(timeIntervalSinceNow: 0.05))
+            }
+        }
+    }
+
+    /// Waits (on the decoder's thread) until the run reaches the media at `seconds`, or ends, or `stopped`.
+    func waitForTime(_ seconds: Double, stopped: () -> Bool) {
+        locked {
+            while known.knownEnd <= seconds, !pending.isEmpty, !stopped() {
+                _ = condition.wait(until: Date(timeIntervalSinceNow: 0.05))
+            }
         }
     }
 }

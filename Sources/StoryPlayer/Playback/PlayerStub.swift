@@ -57,7 +57,8 @@ public final class PlayerStub: Sendable {
     public var status: PlaybackStatus { shared.withLockedValue { $0.status } }
 
     /// The resources the story plays, once known (an HLS story's segments as one run).
-    var parts: MediaParts? { shared.withLockedValue { $0.run }?.parts }
+    /// (Parts whose lengths are not learned yet count at the average size of those that are.)
+    var parts: MediaParts? { shared.withLockedValue { $0.run }?.estimated }
 
     /// Pauses or resumes (a paused player neither moves nor counts stall time).
     public func setPaused(_ paused: Bool) { shared.withLockedValue { $0.paused = paused } }
@@ -143,14 +144,14 @@ public final class PlayerStub: Sendable {
                 throughput: throughput?.bitsPerSecond)
             let started = generation
             try await loader.viewing(keys: plan.keys) { scope in
-                let story = try await HLSStory.measure(plan, loader: loader)
+                let story = HLSStory.start(plan, loader: loader)
                 let switcher = plan.master.flatMap { master in
                     plan.variant.map {
                         HLSVariantSwitch(master: master, current: $0, loader: loader, partKey: partKey, scope: scope)
                     }
                 }
                 try await playRun(
-                    MediaRun(story.parts), duration: story.duration, cache: story.cache, start: start,
+                    story.run, duration: story.duration, cache: story.cache, start: start,
                     generation: started, switcher: switcher)
             }
             return
@@ -171,7 +172,7 @@ public final class PlayerStub: Sendable {
         if loader.isOffline(key) { cache = .offline }
         shared.withLockedValue { $0.run = run }
         update {
-            $0.contentLength = run.parts.length
+            $0.contentLength = run.estimated.length
             $0.cache = cache
             $0.duration = duration
         }
@@ -216,6 +217,22 @@ public final class PlayerStub: Sendable {
         }
     }
 
+    /// Reads what plays from the media at `seconds` on in the background, from where its data starts (an HLS
+    /// story's segment, whose length and those before it are learned first).
+    private func startDownload(_ run: MediaRun, at seconds: Double, switcher: HLSVariantSwitch?) -> Task<Void, Never> {
+        Task { [self] in
+            do {
+                try await run.resolve(through: seconds, loader: loader)
+                let offset = run.parts.readOffset(at: seconds)
+                shared.withLockedValue { $0.downloadedEnd = offset }
+                try await pull(run, from: offset, switcher: switcher)
+            } catch is CancellationError {
+            } catch {
+                shared.withLockedValue { $0.failure = "\(error)" }
+            }
+        }
+    }
+
     private func play(
         _ run: MediaRun, duration: Double, start: Double, cache: CacheOutcome, generation: Int64?,
         decoder: VideoDecoder?, switcher: HLSVariantSwitch?
@@ -244,14 +261,18 @@ public final class PlayerStub: Sendable {
                 // story's segment, from its key frame; what is cached there comes from the disk) instead of
                 // reading the gap.
                 let parts = run.parts
-                if parts.offset(at: status.position) > shared.withLockedValue({ $0.downloadedEnd }) {
+                if parts.knownEnd <= status.position
+                    || parts.offset(at: status.position) > shared.withLockedValue({ $0.downloadedEnd })
+                {
                     download.cancel()
-                    download = startDownload(run, from: parts.readOffset(at: status.position), switcher: switcher)
+                    download = startDownload(run, at: status.position, switcher: switcher)
                 }
             }
             // The check against the origin runs beside playback: show when it could not reach the origin.
             if loader.isOffline(key) { status.cache = .offline }
             let buffered = bufferedSeconds(at: status.position, in: run.parts)
+            // Grows as an HLS story learns its segments' lengths.
+            if !run.isComplete || status.contentLength != run.parts.length { status.contentLength = run.estimated.length }
             let bufferedToEnd = status.position + buffered >= duration - 1e-6
             switch status.state {
             case .loading:
@@ -319,20 +340,28 @@ public final class PlayerStub: Sendable {
     /// move the rest of the story to another variant.
     private func pull(_ run: MediaRun, from offset: Int64, switcher: HLSVariantSwitch?) async throws {
         var position = offset
+        var considered = -1
         while true {
             var parts = run.parts
-            guard position < parts.played.upperBound, var index = parts.index(containing: position) else { return }
-            if let switcher, position == parts.parts[index].start,
-                let variant = try await switcher.consider(
-                    run: run, at: index, throughput: throughput?.bitsPerSecond)
-            {
+            // At a segment boundary (the next part's length known or not), the variant may change from there.
+            let boundary = position == parts.length ? parts.parts.count
+                : parts.index(containing: position).flatMap { parts.parts[$0].start == position ? $0 : nil }
+            if let switcher, let boundary, boundary != considered {
+                considered = boundary
+                if let variant = try await switcher.consider(run: run, at: boundary, throughput: throughput?.bitsPerSecond) {
+                    onEvent(
+                        .variant(
+                            id: storyID,
+                            positionMs: Int(((run.upcoming(from: boundary).first?.time?.lowerBound ?? 0) * 1000).rounded()),
+                            bandwidth: variant.bandwidth,
+                            resolution: variant.resolution.map { "\($0.width)x\($0.height)" }))
+                }
                 parts = run.parts
-                index = parts.index(containing: position) ?? index
-                onEvent(
-                    .variant(
-                        id: storyID, positionMs: Int(((parts.parts[index].time?.lowerBound ?? 0) * 1000).rounded()),
-                        bandwidth: variant.bandwidth,
-                        resolution: variant.resolution.map { "\($0.width)x\($0.height)" }))
+            }
+            guard position < parts.played.upperBound, let index = parts.index(containing: position) else {
+                // The end of what is known: learn the next part's length, or the run is over.
+                if try await run.resolveNext(loader: loader) { continue }
+                return
             }
             let part = parts.parts[index]
             let end = Swift.min(part.end, parts.played.upperBound)

@@ -196,7 +196,12 @@ final class PartsByteSource: DemuxerByteSource, @unchecked Sendable {
     var bytesRead: Int64 { lock.withLock { Array(sources.values) }.reduce(0) { $0 + $1.bytesRead } }
 
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
-        guard buffer.count > 0, let part = run.partForDecoder(at: offset) else { return 0 }
+        guard buffer.count > 0 else { return 0 }
+        // Waits while the player has not learned the length of the part there yet.
+        guard let part = run.partForDecoder(at: offset, stopped: { isCancelled }) else {
+            if isCancelled { throw CancellationError() }
+            return 0
+        }
         let id = PartID(key: part.key, range: part.range)
         let source = lock.withLock { () -> LoaderByteSource in
             if let source = sources[id] { return source }
@@ -210,6 +215,12 @@ final class PartsByteSource: DemuxerByteSource, @unchecked Sendable {
             into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]),
             at: part.range.lowerBound + (offset - part.start))
     }
+
+    /// True once the story is over.
+    var isCancelled: Bool { lock.withLock { cancelled } }
+
+    /// Waits until the run reaches the media at `seconds` (the player learns the lengths up to there).
+    func waitForTime(_ seconds: Double) { run.waitForTime(seconds, stopped: { isCancelled }) }
 
     func cancel() {
         let all = lock.withLock { () -> [LoaderByteSource] in

@@ -141,9 +141,9 @@ public final class VideoDecoder: @unchecked Sendable {
                 locked { s in if s.seekTarget == seek { s.seekTarget = nil } }
                 // An HLS story restarts at the segment holding the target (it starts with a key frame); a file
                 // seeks by time, the demuxer finding the key frame.
-                let parts = media.parts
-                if case .segments = parts.timing {
-                    try reader.seek(toByte: parts.readOffset(at: seek))
+                if case .segments = media.parts.timing {
+                    source.waitForTime(seek)
+                    try reader.seek(toByte: media.parts.readOffset(at: seek))
                 } else {
                     try reader.seek(to: seek)
                 }
