@@ -174,7 +174,9 @@ final class SampleLog: Sendable {
         let status = try await sim.run { await player.run() }
         #expect(status.state == .finished)
         let requests = sim.origin.requests.filter { $0.path == "/b.mp4" && $0.method == "GET" }
-        #expect(requests.reduce(0) { $0 + $1.bodyBytes } == Self.video.count, "every byte fetched exactly once")
+        #expect(
+            requests.reduce(0) { $0 + $1.bodyBytes } == Self.video.count,
+            "every byte fetched exactly once: \(requests.map { "\($0.range ?? "whole") → \($0.bodyBytes)" })")
         await sim.close()
     }
 
