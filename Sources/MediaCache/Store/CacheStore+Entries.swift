@@ -18,9 +18,21 @@ extension CacheStore {
         }
     }
 
+    /// As `locked`, but trusting a look at other processes' changes taken less than `maxAge` nanoseconds ago. For
+    /// the proxy's hit path, where the look (an index query) costs more than the rest of the answer: another
+    /// process's change shows there up to `maxAge` later (a version replaced or evicted meanwhile was complete and
+    /// checked, and its open file stays readable).
+    func locked<T>(noticingChangesWithin maxAge: UInt64, _ body: (inout StoreState) throws -> T) rethrows -> T {
+        try state.withLockedValue { s in
+            if DispatchTime.now().uptimeNanoseconds &- s.dataVersionCheckedAt >= maxAge { refreshLocked(&s) }
+            return try body(&s)
+        }
+    }
+
     /// Notices another process's changes: when the index's data version moved, every cached entry is read again
     /// before its next use.
     func refreshLocked(_ s: inout StoreState) {
+        s.dataVersionCheckedAt = DispatchTime.now().uptimeNanoseconds
         let version = index.dataVersion()
         if version != s.dataVersion {
             s.dataVersion = version

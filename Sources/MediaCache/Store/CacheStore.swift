@@ -193,6 +193,9 @@ public final class CacheStore: Sendable {
         }.sorted { ($0.lastAccess, $0.key) > ($1.lastAccess, $1.key) }
     }
 
+    /// How long the proxy's hit path trusts its last look at other processes' changes: 1 ms.
+    static let hitPathStaleness: UInt64 = 1_000_000
+
     /// An open read-only descriptor of a completely cached resource's data file (the caller closes it), for
     /// zero-copy sending, with the stored version and the bytes `select` picked from it (nil: none, e.g. a HEAD);
     /// nil unless every byte is cached and the picked ones passed their checksums. Eviction renames the file, so
@@ -200,7 +203,7 @@ public final class CacheStore: Sendable {
     public func openCompleteFile(
         for key: CacheKey, sending select: (ResourceMetadata) -> ByteRange?
     ) -> CompleteFile? {
-        locked { s in
+        locked(noticingChangesWithin: Self.hitPathStaleness) { s in
             guard let entry = entryLocked(&s, key), entry.info.state == .complete,
                 let length = entry.info.metadata.contentLength
             else { return nil }

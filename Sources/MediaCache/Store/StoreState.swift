@@ -68,6 +68,8 @@ struct StoreState {
     /// Bumped whenever the index's data version shows another process's change.
     var epoch: Int64 = 0
     var dataVersion: Int64 = 0
+    /// When the data version was last looked at (monotonic nanoseconds).
+    var dataVersionCheckedAt: UInt64 = 0
     /// Recorded usage as of `usageEpoch`, plus what this process recorded since.
     var usage = CacheUsage()
     var usageEpoch: Int64 = -1

@@ -27,6 +27,8 @@ final class MediaRun: @unchecked Sendable {
     private var decoderAt = -1
     /// Bumped by every change, so a length learned for a part that was replaced meanwhile is dropped.
     private var version = 0
+    /// True while the decoder waits for a part whose length is not known yet.
+    private var decoderWaiting = false
 
     /// A run of `parts`, followed by `pending` parts whose lengths are learned as they are reached.
     init(_ parts: MediaParts, pending: [Pending] = []) {
@@ -75,8 +77,9 @@ final class MediaRun: @unchecked Sendable {
         }
     }
 
-    /// Parts known and pending.
-    var count: Int { locked { known.parts.count + pending.count } }
+    /// True while the decoder waits for the run to reach further (the demuxer may read ahead of the playhead,
+    /// e.g. to learn the streams before the first frame): the player then learns the next length for it.
+    var decoderIsWaiting: Bool { locked { decoderWaiting } }
 
     /// Replaces the parts from `index` on with `parts` (lengths not known yet); false (nothing changed) while the
     /// decoder reads there or further on.
@@ -158,12 +161,14 @@ final class MediaRun: @unchecked Sendable {
     /// elsewhere. Nil past the end, or once `stopped` says so.
     func partForDecoder(at offset: Int64, stopped: () -> Bool = { false }) -> MediaParts.Part? {
         locked {
+            defer { decoderWaiting = false }
             while true {
                 if let index = known.index(containing: offset) {
                     decoderAt = index
                     return known.parts[index]
                 }
                 if pending.isEmpty || stopped() { return nil }
+                decoderWaiting = true
                 _ = condition.wait(until: Date(timeIntervalSinceNow: 0.05))
             }
         }

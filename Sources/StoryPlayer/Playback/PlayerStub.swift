@@ -373,6 +373,8 @@ public final class PlayerStub: Sendable {
             while true {
                 let ahead = shared.withLockedValue { s in parts.seconds(at: s.downloadedEnd) - s.status.position }
                 if ahead > configuration.readAhead {
+                    // The demuxer reading further than the playhead needs waits for no download, only a length.
+                    if run.decoderIsWaiting { _ = try await run.resolveNext(loader: loader) }
                     try await clock.sleep(until: clock.now + configuration.tick)
                     continue
                 }
