@@ -66,6 +66,9 @@ let package = Package(
             dependencies: [
                 "MediaCache", "MediaFormats", "CFFmpeg", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                // AES-128-CBC for encrypted HLS segments.
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
         .systemLibrary(
@@ -134,6 +137,8 @@ let package = Package(
                 "StoryPlayer", "MediaCache", "MediaFormats", "MediaOrigin", "MediaTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
         .testTarget(

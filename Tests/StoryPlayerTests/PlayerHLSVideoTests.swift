@@ -1,7 +1,10 @@
+import Crypto
 import Foundation
 import MediaCache
 import MediaOrigin
 import Testing
+
+import _CryptoExtras
 
 @testable import StoryPlayer
 
@@ -71,6 +74,65 @@ import Testing
         for request in rig.origin.requests where request.path.hasSuffix(".ts") { bytes[request.path, default: 0] += request.bodyBytes }
         for part in parts.parts { #expect(bytes[part.url.path] == Int(part.resourceLength), "\(part.url.path)") }
         for index in switchedSegment..<5 { #expect((bytes["/hls/v0/seg\(index).ts"] ?? 0) <= 4096) }
+        await rig.close()
+    }
+
+    /// The bundled stream's lower variant encrypted with AES-128 (PKCS#7, whole segments) under `key`, with the
+    /// playlist's IV or each segment's sequence number (from 7) as IV; `servedKey` is what the key URI holds.
+    private func serveEncrypted(on rig: Rig, key: [UInt8], servedKey: [UInt8], explicitIV: Bool) throws -> [[UInt8]] {
+        let folder = VideoDecoderTests.videos.appendingPathComponent("hls/v0")
+        let iv: [UInt8] = (0..<16).map { UInt8(0xA0 + $0) }
+        var text = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:1\n#EXT-X-MEDIA-SEQUENCE:7\n"
+        text += "#EXT-X-KEY:METHOD=AES-128,URI=\"key.bin\""
+            + (explicitIV ? ",IV=0x" + iv.map { String(format: "%02X", $0) }.joined() : "") + "\n"
+        var encrypted: [[UInt8]] = []
+        for index in 0..<5 {
+            let plain = try #require(FileManager.default.contents(atPath: folder.appendingPathComponent("seg\(index).ts").path))
+            let segmentIV = explicitIV ? iv : [UInt8](repeating: 0, count: 15) + [UInt8(7 + index)]
+            let sealed = Array(try AES._CBC.encrypt(plain, using: SymmetricKey(data: key), iv: try AES._CBC.IV(ivBytes: segmentIV)))
+            encrypted.append(sealed)
+            rig.origin.set(OriginResource(bytes: sealed, contentType: "video/mp2t"), at: "/enc/seg\(index).ts")
+            text += "#EXTINF:1.000000,\nseg\(index).ts\n"
+        }
+        text += "#EXT-X-ENDLIST\n"
+        rig.origin.set(OriginResource(bytes: Array(text.utf8), contentType: "application/vnd.apple.mpegurl"), at: "/enc/index.m3u8")
+        rig.origin.set(OriginResource(bytes: servedKey), at: "/enc/key.bin")
+        return encrypted
+    }
+
+    /// An AES-128 story plays: its key and segments come through the loader and stay encrypted in the cache (as
+    /// the origin sent them), the decoder reads them decrypted, and the picture runs to the end.
+    @Test(arguments: [false, true])
+    func anEncryptedStoryShowsItsPicture(explicitIV: Bool) async throws {
+        let rig = try await Rig()
+        let key: [UInt8] = (0..<16).map { UInt8(truncatingIfNeeded: $0 * 7 + 3) }
+        let encrypted = try serveEncrypted(on: rig, key: key, servedKey: key, explicitIV: explicitIV)
+        let playing = PlayerStub(
+            loader: rig.loader, url: rig.origin.url("enc/index.m3u8"), storyID: "enc", clock: RealPlaybackClock(speed: 4),
+            configuration: PlayerVideoTests.configuration())
+        let status = await playing.run()
+        #expect(status.state == .finished, "\(status.error ?? "")")
+        #expect(status.frames.shown >= 10, "\(status.frames)")
+        let frameTime = try #require(playing.frame?.time)
+        #expect(frameTime >= 4)
+        for (index, sealed) in encrypted.enumerated() {
+            let url = rig.origin.url("enc/seg\(index).ts")
+            #expect(try rig.store.read(key: CacheKey(url: url), range: 0..<Int64(sealed.count)) == sealed)
+        }
+        await rig.close()
+    }
+
+    /// A wrong key fails the story in a sentence naming the segment and the key, not with a damaged picture.
+    @Test func anEncryptedStoryWithTheWrongKeyFailsInASentence() async throws {
+        let rig = try await Rig()
+        let key: [UInt8] = (0..<16).map { UInt8(truncatingIfNeeded: $0 * 7 + 3) }
+        _ = try serveEncrypted(on: rig, key: key, servedKey: key.reversed(), explicitIV: false)
+        let playing = PlayerStub(
+            loader: rig.loader, url: rig.origin.url("enc/index.m3u8"), storyID: "enc", clock: RealPlaybackClock(speed: 4),
+            configuration: PlayerVideoTests.configuration())
+        let status = await playing.run()
+        #expect(status.state == .failed)
+        #expect(status.error?.contains("cannot decrypt HLS segment seg0.ts with the key key.bin") == true, "\(status.error ?? "")")
         await rig.close()
     }
 

@@ -20,14 +20,22 @@ struct HLSStory: Sendable {
         var master: HLSMasterPlaylist?
         var variant: HLSVariant?
         /// The initialization section (if any) and the segments, in order, with their keys.
-        let pieces: [(url: URL, key: CacheKey, byteRange: Range<Int64>?)]
-        /// Every piece's key (a viewing covers them all).
-        var keys: [CacheKey] { pieces.map(\.key) }
+        let pieces: [Piece]
+        /// Every piece's key, and every encryption key's (a viewing covers them all).
+        var keys: [CacheKey] { pieces.map(\.key) + Set(pieces.compactMap { $0.encryption?.keyCacheKey }).sorted() }
+    }
+
+    /// One resource of a story's plan.
+    struct Piece: Sendable {
+        let url: URL
+        let key: CacheKey
+        let byteRange: Range<Int64>?
+        var encryption: SegmentEncryption? = nil
     }
 
     /// Reads the playlist at `url` (`length` bytes, cached under `key`), and, for a master playlist, the media
     /// playlist of the variant `throughput` (bits per second, nil: not measured yet) carries, or of a higher one
-    /// whose playlist is cached (played before); refuses live and encrypted streams in a sentence.
+    /// whose playlist is cached (played before); refuses what it cannot play (a live stream) in a sentence.
     static func plan(
         loader: MediaLoader, url: URL, key: CacheKey, length: Int64, partKey: @escaping @Sendable (URL) -> CacheKey,
         throughput: Double? = nil, forPreload: Bool = false
@@ -55,9 +63,11 @@ struct HLSStory: Sendable {
                 ? try await loader.preloading(keys: [variantKey], read) : try await loader.viewing(keys: [variantKey], read)
         }
         let chosenPlaylist = try playable(media, url: mediaURL)
-        var pieces: [(url: URL, key: CacheKey, byteRange: Range<Int64>?)] = []
-        if let map = chosenPlaylist.segments.first?.map { pieces.append((map.url, partKey(map.url), map.byteRange)) }
-        pieces += chosenPlaylist.segments.map { ($0.url, partKey($0.url), $0.byteRange) }
+        var pieces: [Piece] = []
+        if let map = chosenPlaylist.segments.first?.map {
+            pieces.append(Piece(url: map.url, key: partKey(map.url), byteRange: map.byteRange))
+        }
+        pieces += chosenPlaylist.segments.map { piece(of: $0, partKey: partKey) }
         return Plan(playlist: chosenPlaylist, master: chosen?.master, variant: chosen?.variant, pieces: pieces)
     }
 
@@ -70,14 +80,26 @@ struct HLSStory: Sendable {
             throw PlayerError(
                 "this story is a live HLS stream (its playlist has no #EXT-X-ENDLIST); only complete playlists play")
         }
-        guard playlist.segments.allSatisfy({ $0.key == nil }) else {
-            throw PlayerError("this story is encrypted HLS (AES-128), which the player cannot decrypt yet")
-        }
         let map = playlist.segments.first?.map
+        if playlist.segments.contains(where: { $0.key != nil }) {
+            guard map == nil else {
+                throw PlayerError("this story is encrypted fMP4 HLS (AES-128 with #EXT-X-MAP), which the player cannot play yet")
+            }
+            guard !playlist.segments.contains(where: { $0.key != nil && $0.byteRange != nil }) else {
+                throw PlayerError("this story encrypts #EXT-X-BYTERANGE parts of segments, which the player cannot play yet")
+            }
+        }
         guard playlist.segments.allSatisfy({ $0.map == map }) else {
             throw PlayerError("the HLS playlist changes its #EXT-X-MAP between segments, which the player cannot follow")
         }
         return playlist
+    }
+
+    /// The plan's piece for `segment`: its resource, range and encryption.
+    static func piece(of segment: HLSSegment, partKey: (URL) -> CacheKey) -> Piece {
+        Piece(
+            url: segment.url, key: partKey(segment.url), byteRange: segment.byteRange,
+            encryption: segment.key.map { SegmentEncryption($0, sequence: segment.sequence, cacheKey: partKey) })
     }
 
     /// What preloading an HLS story fetches: its playlists (read now, through the cache) and, whole, the pieces
@@ -95,9 +117,13 @@ struct HLSStory: Sendable {
         guard let plan else { return [] }
         // The initialization section, if any, and the segments covering `seconds`.
         let sections = plan.pieces.count - plan.playlist.segments.count
-        return plan.pieces.prefix(sections + plan.playlist.segmentCount(covering: seconds)).map { piece in
-            PreloadTarget(url: piece.url, key: piece.key, amount: piece.byteRange.map { .ranges([$0]) } ?? .full)
-        }
+        let first = plan.pieces.prefix(sections + plan.playlist.segmentCount(covering: seconds))
+        var keys: [CacheKey: URL] = [:]
+        for piece in first { if let encryption = piece.encryption { keys[encryption.keyCacheKey] = encryption.keyURL } }
+        return keys.sorted { $0.key < $1.key }.map { PreloadTarget(url: $0.value, key: $0.key, amount: .full) }
+            + first.map { piece in
+                PreloadTarget(url: piece.url, key: piece.key, amount: piece.byteRange.map { .ranges([$0]) } ?? .full)
+            }
     }
 
     /// The run the story starts with: the pieces whose lengths the cache (or an `#EXT-X-BYTERANGE`) gives, up to
@@ -121,12 +147,15 @@ struct HLSStory: Sendable {
             } else if ranges.total == 0 {
                 cachedNothing += 1
             }
-            if pending.isEmpty, let resourceLength = length ?? piece.byteRange?.upperBound, let range = wanted,
-                range.upperBound <= resourceLength
+            // An encrypted segment's length is its plaintext's: learned when it is reached (from the cache, if there).
+            if pending.isEmpty, piece.encryption == nil, let resourceLength = length ?? piece.byteRange?.upperBound,
+                let range = wanted, range.upperBound <= resourceLength
             {
                 known.append(MediaParts.Piece(url: piece.url, key: piece.key, range: range, resourceLength: resourceLength, time: time))
             } else {
-                pending.append(MediaRun.Pending(url: piece.url, key: piece.key, byteRange: piece.byteRange, time: time))
+                pending.append(
+                    MediaRun.Pending(
+                        url: piece.url, key: piece.key, byteRange: piece.byteRange, time: time, encryption: piece.encryption))
             }
         }
         let cache: CacheOutcome = cachedWhole == plan.pieces.count ? .hit : cachedNothing == plan.pieces.count ? .miss : .partial

@@ -97,8 +97,11 @@ final class HLSVariantSwitch: Sendable {
         }
         let segments = playlist.segments[ordinal...]
         scope.include(segments.map { partKey($0.url) })
-        return zip(segments, replaced).map { segment, old in
-            MediaRun.Pending(url: segment.url, key: partKey(segment.url), byteRange: segment.byteRange, time: old.time)
+        let pieces = segments.map { HLSStory.piece(of: $0, partKey: partKey) }
+        scope.include(pieces.compactMap { $0.encryption?.keyCacheKey })
+        return zip(pieces, replaced).map { piece, old in
+            MediaRun.Pending(
+                url: piece.url, key: piece.key, byteRange: piece.byteRange, time: old.time, encryption: piece.encryption)
         }
     }
 

@@ -19,6 +19,9 @@ struct MediaParts: Sendable {
         let resourceLength: Int64
         /// The media seconds an HLS segment covers (nil for an initialization section, and for an MP4).
         let time: Range<Double>?
+        /// How an HLS segment is encrypted (its range is then the plaintext's; the resource is longer by the
+        /// padding).
+        var encryption: SegmentEncryption? = nil
         /// Where they end in the run.
         var end: Int64 { start + Int64(range.count) }
     }
@@ -30,6 +33,7 @@ struct MediaParts: Sendable {
         let range: Range<Int64>
         let resourceLength: Int64
         let time: Range<Double>?
+        var encryption: SegmentEncryption? = nil
     }
 
     /// How media time maps to run offsets.
@@ -69,7 +73,7 @@ struct MediaParts: Sendable {
         for piece in pieces {
             parts.append(
                 Part(url: piece.url, key: piece.key, range: piece.range, start: start,
-                    resourceLength: piece.resourceLength, time: piece.time))
+                    resourceLength: piece.resourceLength, time: piece.time, encryption: piece.encryption))
             start += Int64(piece.range.count)
         }
         self.parts = parts
@@ -78,7 +82,10 @@ struct MediaParts: Sendable {
 
     /// The parts as pieces (to build a longer run from).
     var pieces: [Piece] {
-        parts.map { Piece(url: $0.url, key: $0.key, range: $0.range, resourceLength: $0.resourceLength, time: $0.time) }
+        parts.map {
+            Piece(url: $0.url, key: $0.key, range: $0.range, resourceLength: $0.resourceLength, time: $0.time,
+                encryption: $0.encryption)
+        }
     }
 
     /// Where the media these parts reach ends, in seconds: the end of the last segment (0 before any), or an MP4's

@@ -16,6 +16,8 @@ final class MediaRun: @unchecked Sendable {
         let byteRange: Range<Int64>?
         /// The media seconds it covers (nil for an initialization section).
         let time: Range<Double>?
+        /// How it is encrypted, if it is.
+        var encryption: SegmentEncryption? = nil
     }
 
     /// Guards everything below; the decoder's thread waits on it for the run to grow.
@@ -60,7 +62,7 @@ final class MediaRun: @unchecked Sendable {
                     ?? Int64(Double(bytes) / seconds * (part.time.map { $0.upperBound - $0.lowerBound } ?? 0))
                 return MediaParts.Piece(
                     url: part.url, key: part.key, range: part.byteRange ?? 0..<length,
-                    resourceLength: part.byteRange?.upperBound ?? length, time: part.time)
+                    resourceLength: part.byteRange?.upperBound ?? length, time: part.time, encryption: part.encryption)
             })
         }
     }
@@ -71,7 +73,8 @@ final class MediaRun: @unchecked Sendable {
             let fromKnown = known.parts.dropFirst(index).map { part in
                 Pending(
                     url: part.url, key: part.key,
-                    byteRange: part.range == 0..<part.resourceLength ? nil : part.range, time: part.time)
+                    byteRange: part.range == 0..<part.resourceLength || part.encryption != nil ? nil : part.range,
+                    time: part.time, encryption: part.encryption)
             }
             return fromKnown + pending.dropFirst(Swift.max(0, index - known.parts.count))
         }
@@ -136,7 +139,8 @@ final class MediaRun: @unchecked Sendable {
         }
     }
 
-    /// `part` with its length: its byte range's, the cache's, or the origin's (its first bytes fetched).
+    /// `part` with its length: its byte range's, the cache's, or the origin's (its first bytes fetched); an
+    /// encrypted segment's is its plaintext's (its key fetched, its last block decrypted).
     static func measured(_ part: Pending, loader: MediaLoader) async throws -> MediaParts.Piece {
         let length: Int64
         if let range = part.byteRange {
@@ -148,6 +152,16 @@ final class MediaRun: @unchecked Sendable {
                 throw PlayerError("the origin did not say how long HLS segment \(part.url.lastPathComponent) is")
             }
             length = learned
+        }
+        if var encryption = part.encryption {
+            if encryption.key == nil { encryption = try await encryption.fetchingKey(loader: loader) }
+            let tailStart = Swift.max(0, length - 32)
+            let tail = try await loader.data(
+                LoadingRequest(url: part.url, cacheKey: part.key, requestedOffset: tailStart, requestedLength: length - tailStart))
+            let plain = try encryption.plaintextLength(encrypted: length, tail: tail, segment: part.url)
+            return MediaParts.Piece(
+                url: part.url, key: part.key, range: 0..<plain, resourceLength: length, time: part.time,
+                encryption: encryption)
         }
         let range = part.byteRange ?? 0..<length
         guard range.upperBound <= length else {

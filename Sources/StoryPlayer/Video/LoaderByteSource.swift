@@ -153,6 +153,8 @@ final class LoaderByteSource: @unchecked Sendable {
 protocol DemuxerByteSource: AnyObject, Sendable {
     /// Bytes in the run.
     var length: Int64 { get }
+    /// Bytes handed to the reader so far.
+    var bytesRead: Int64 { get }
     /// True when the media's duration is known without the demuxer reading the end of the run to estimate it
     /// (an HLS story's playlist says it), so opening reads from the start only.
     var durationIsKnown: Bool { get }
@@ -177,7 +179,7 @@ final class PartsByteSource: DemuxerByteSource, @unchecked Sendable {
         let range: Range<Int64>
     }
     private let lock = NIOLock()
-    private var sources: [PartID: LoaderByteSource] = [:]
+    private var sources: [PartID: any DemuxerByteSource] = [:]
     private var cancelled = false
 
     init(loader: MediaLoader, run: MediaRun) {
@@ -203,9 +205,17 @@ final class PartsByteSource: DemuxerByteSource, @unchecked Sendable {
             return 0
         }
         let id = PartID(key: part.key, range: part.range)
-        let source = lock.withLock { () -> LoaderByteSource in
+        let source = lock.withLock { () -> any DemuxerByteSource in
             if let source = sources[id] { return source }
-            let source = LoaderByteSource(loader: loader, url: part.url, key: part.key, length: part.range.upperBound)
+            let source: any DemuxerByteSource
+            if let encryption = part.encryption {
+                // Decrypted as it is read; the cipher blocks come through the loader, up to the resource's end.
+                source = DecryptingByteSource(
+                    encrypted: LoaderByteSource(loader: loader, url: part.url, key: part.key, length: part.resourceLength),
+                    encryption: encryption, length: part.range.upperBound)
+            } else {
+                source = LoaderByteSource(loader: loader, url: part.url, key: part.key, length: part.range.upperBound)
+            }
             if cancelled { source.cancel() }
             sources[id] = source
             return source
@@ -223,7 +233,7 @@ final class PartsByteSource: DemuxerByteSource, @unchecked Sendable {
     func waitForTime(_ seconds: Double) { run.waitForTime(seconds, stopped: { isCancelled }) }
 
     func cancel() {
-        let all = lock.withLock { () -> [LoaderByteSource] in
+        let all = lock.withLock { () -> [any DemuxerByteSource] in
             cancelled = true
             return Array(sources.values)
         }
