@@ -40,10 +40,10 @@ final class HLSVariantSwitch: Sendable {
     }
 
     /// At the boundary before part `index` of `run` (a segment that is not the first, its length known or not):
-    /// switches the rest of the story to the variant `choice` names (lengths learned as playback reaches them, so
-    /// switching costs the new variant's playlist only), and returns it; nil when it stays. A variant that cannot take over
-    /// (segments not aligned with the current one's, an initialization section, a playlist that fails) ends
-    /// switching for this story; the decoder having read into the segment already postpones it.
+    /// switches the rest of the story to the variant `choice` names (lengths learned as playback reaches them,
+    /// so switching costs the new variant's playlist only), and returns it; nil when it stays. A variant that
+    /// cannot take over (segments not aligned with the current one's, an initialization section, a playlist that
+    /// fails) ends switching for this story; the decoder having read into the segment already postpones it.
     func consider(run: MediaRun, at index: Int, throughput: Double?) async throws -> HLSVariant? {
         let (current, stopped) = state.withLockedValue { ($0.current, $0.stopped) }
         guard !stopped else { return nil }
