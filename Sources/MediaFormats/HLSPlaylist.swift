@@ -81,6 +81,15 @@ public struct HLSMediaPlaylist: Sendable, Equatable {
     /// Seconds, the sum of the segments' durations.
     public var duration: Double { segments.reduce(0) { $0 + $1.duration } }
 
+    /// The seconds each segment covers, from 0 at the first segment's start.
+    public var segmentTimes: [Range<Double>] {
+        var start = 0.0
+        return segments.map { segment in
+            defer { start += segment.duration }
+            return start..<(start + Swift.max(0, segment.duration))
+        }
+    }
+
     /// Seconds at which segment `index` starts.
     public func start(ofSegment index: Int) -> Double {
         segments.prefix(Swift.max(0, Swift.min(index, segments.count))).reduce(0) { $0 + $1.duration }

@@ -110,11 +110,16 @@ import _CryptoExtras
         let playing = PlayerStub(
             loader: rig.loader, url: rig.origin.url("enc/index.m3u8"), storyID: "enc", clock: RealPlaybackClock(speed: 4),
             configuration: PlayerVideoTests.configuration())
-        let status = await playing.run()
+        let run = Task { await playing.run() }
+        // Paused near the end, the decoder catches up with the playhead whatever the machine's load: every frame
+        // up to 4 s was decrypted and decoded (25 a second), the last one shown.
+        #expect(await VideoDecoderTests.eventually { playing.status.position >= 4.2 || playing.status.state == .failed })
+        playing.setPaused(true)
+        #expect(await VideoDecoderTests.eventually { (playing.frame?.time ?? 0) >= 4 }, "\(playing.frame?.time ?? -1)")
+        playing.setPaused(false)
+        let status = await run.value
         #expect(status.state == .finished, "\(status.error ?? "")")
-        #expect(status.frames.shown >= 10, "\(status.frames)")
-        let frameTime = try #require(playing.frame?.time)
-        #expect(frameTime >= 4)
+        #expect(status.frames.shown + status.frames.dropped >= 100, "\(status.frames)")
         for (index, sealed) in encrypted.enumerated() {
             let url = rig.origin.url("enc/seg\(index).ts")
             #expect(try rig.store.read(key: CacheKey(url: url), range: 0..<Int64(sealed.count)) == sealed)

@@ -71,6 +71,28 @@ struct HLSStory: Sendable {
         return Plan(playlist: chosenPlaylist, master: chosen?.master, variant: chosen?.variant, pieces: pieces)
     }
 
+    /// The highest variant of `master` (other than `besides`) whose playlist is cached and whose segment
+    /// `segment` is cached whole; nil when there is none. Only cached playlists are read (as part of the story's
+    /// viewing, `scope`), so this costs no request.
+    static func variantCaching(
+        segment: Int, of master: HLSMasterPlaylist, besides: HLSVariant?, loader: MediaLoader,
+        partKey: (URL) -> CacheKey, scope: ViewingScope
+    ) async -> HLSVariant? {
+        for variant in master.byBandwidth.reversed() where variant != besides {
+            let key = partKey(variant.url)
+            guard let info = loader.store.info(for: key), info.state == .complete else { continue }
+            scope.include([key])
+            let parsed = try? await playlist(loader: loader, url: variant.url, key: key, length: info.metadata.contentLength)
+            guard case .media(let playlist)? = parsed, segment < playlist.segments.count else { continue }
+            let candidate = piece(of: playlist.segments[segment], partKey: partKey)
+            guard let stored = loader.store.info(for: candidate.key) else { continue }
+            if let wanted = candidate.byteRange ?? stored.metadata.contentLength.map({ 0..<$0 }), stored.ranges.contains(wanted) {
+                return variant
+            }
+        }
+        return nil
+    }
+
     /// The media playlist `media` (read from `url`) if this player can play it; otherwise why not, in a sentence.
     static func playable(_ media: HLSPlaylist, url mediaURL: URL) throws -> HLSMediaPlaylist {
         guard case .media(let playlist) = media else {
@@ -131,7 +153,7 @@ struct HLSStory: Sendable {
     /// first frame waits for no request but the first segment's); and how much was cached before this play.
     static func start(_ plan: Plan, loader: MediaLoader) -> HLSStory {
         let sections = plan.pieces.count - plan.playlist.segments.count
-        let times = segmentTimes(plan.playlist)
+        let times = plan.playlist.segmentTimes
         var known: [MediaParts.Piece] = []
         var pending: [MediaRun.Pending] = []
         var cachedWhole = 0
@@ -142,7 +164,7 @@ struct HLSStory: Sendable {
             let ranges = info?.ranges ?? ByteRangeSet()
             let length = info?.metadata.contentLength
             let wanted = piece.byteRange ?? length.map { 0..<$0 }
-            if let wanted, ranges.present(in: wanted).reduce(0, { $0 + $1.count }) == wanted.count {
+            if let wanted, ranges.contains(wanted) {
                 cachedWhole += 1
             } else if ranges.total == 0 {
                 cachedNothing += 1
@@ -160,15 +182,6 @@ struct HLSStory: Sendable {
         }
         let cache: CacheOutcome = cachedWhole == plan.pieces.count ? .hit : cachedNothing == plan.pieces.count ? .miss : .partial
         return HLSStory(duration: plan.playlist.duration, run: MediaRun(MediaParts(known), pending: pending), cache: cache)
-    }
-
-    /// The media seconds each segment of `playlist` covers.
-    static func segmentTimes(_ playlist: HLSMediaPlaylist) -> [Range<Double>] {
-        var start = 0.0
-        return playlist.segments.map { segment in
-            defer { start += segment.duration }
-            return start..<(start + Swift.max(0, segment.duration))
-        }
     }
 
     /// Reads and parses the playlist at `url`.

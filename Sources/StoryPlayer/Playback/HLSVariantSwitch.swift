@@ -26,9 +26,6 @@ final class HLSVariantSwitch: Sendable {
         state = NIOLockedValueBox((current, false))
     }
 
-    /// The variant playing now.
-    var current: HLSVariant { state.withLockedValue { $0.current } }
-
     /// The variant to play the next segment from: the one the link carries with headroom (`throughput` bits per
     /// second, nil: nothing measured, so no reason to move), unless the current variant's next segment is cached
     /// already (it plays without the link). Nil: stay.
@@ -54,11 +51,17 @@ final class HLSVariantSwitch: Sendable {
         let next = upcoming[index]
         let nextIsCached = loader.store.info(for: next.key).map { info in
             let wanted = next.byteRange ?? info.metadata.contentLength.map { 0..<$0 }
-            return wanted.map { info.ranges.present(in: $0).reduce(0) { $0 + $1.count } == $0.count } ?? false
+            return wanted.map { info.ranges.contains($0) } ?? false
         } ?? false
+        // Another variant that has this segment cached plays it without the link (a story played before, partly
+        // on one variant and partly on another, plays the same way again); otherwise the link decides.
+        let cachedElsewhere = nextIsCached
+            ? nil
+            : await HLSStory.variantCaching(
+                segment: index, of: master, besides: current, loader: loader, partKey: partKey, scope: scope)
         guard
-            let target = Self.choice(
-                current: current, among: master, throughput: throughput, nextIsCached: nextIsCached)
+            let target = cachedElsewhere
+                ?? Self.choice(current: current, among: master, throughput: throughput, nextIsCached: nextIsCached)
         else { return nil }
         do {
             guard let parts = try await parts(of: target, from: index, replacing: Array(upcoming[index...])) else {
@@ -87,7 +90,7 @@ final class HLSVariantSwitch: Sendable {
         let playlist = try HLSStory.playable(
             try await HLSStory.playlist(loader: loader, url: variant.url, key: key, length: info.contentLength),
             url: variant.url)
-        let times = HLSStory.segmentTimes(playlist)
+        let times = playlist.segmentTimes
         guard times.count == ordinal + replaced.count, playlist.segments.allSatisfy({ $0.map == nil }) else {
             return nil
         }

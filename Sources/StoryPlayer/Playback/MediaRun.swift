@@ -53,17 +53,38 @@ final class MediaRun: @unchecked Sendable {
     /// The whole run for showing it: the parts still pending at the average size per second of the known ones.
     var estimated: MediaParts {
         locked {
-            let timed = known.parts.filter { $0.time != nil }
-            let seconds = timed.reduce(0.0) { $0 + ($1.time.map { $0.upperBound - $0.lowerBound } ?? 0) }
-            let bytes = timed.reduce(Int64(0)) { $0 + Int64($1.range.count) }
-            guard !pending.isEmpty, seconds > 0 else { return known }
+            guard !pending.isEmpty, let lengthOf = estimateLocked() else { return known }
             return MediaParts(known.pieces + pending.map { part in
-                let length = part.byteRange.map { Int64($0.count) }
-                    ?? Int64(Double(bytes) / seconds * (part.time.map { $0.upperBound - $0.lowerBound } ?? 0))
+                let length = lengthOf(part)
                 return MediaParts.Piece(
                     url: part.url, key: part.key, range: part.byteRange ?? 0..<length,
                     resourceLength: part.byteRange?.upperBound ?? length, time: part.time, encryption: part.encryption)
             })
+        }
+    }
+
+    /// The length of `estimated`, without building it (the player shows it every tick).
+    var estimatedLength: Int64 {
+        locked {
+            guard !pending.isEmpty, let lengthOf = estimateLocked() else { return known.length }
+            return pending.reduce(known.length) { $0 + lengthOf($1) }
+        }
+    }
+
+    /// How long a pending part is likely to be: its byte range's, or its seconds at the known segments' average
+    /// bytes per second; nil before any segment is known.
+    private func estimateLocked() -> ((Pending) -> Int64)? {
+        var seconds = 0.0
+        var bytes: Int64 = 0
+        for part in known.parts {
+            guard let time = part.time else { continue }
+            seconds += time.upperBound - time.lowerBound
+            bytes += Int64(part.range.count)
+        }
+        guard seconds > 0 else { return nil }
+        return { part in
+            part.byteRange.map { Int64($0.count) }
+                ?? Int64(Double(bytes) / seconds * (part.time.map { $0.upperBound - $0.lowerBound } ?? 0))
         }
     }
 
@@ -183,7 +204,7 @@ final class MediaRun: @unchecked Sendable {
                 }
                 if pending.isEmpty || stopped() { return nil }
                 decoderWaiting = true
-                _ = condition.wait(until: Date(timeIntervalSinceNow: 0.05))
+                condition.wait()
             }
         }
     }
@@ -191,9 +212,10 @@ final class MediaRun: @unchecked Sendable {
     /// Waits (on the decoder's thread) until the run reaches the media at `seconds`, or ends, or `stopped`.
     func waitForTime(_ seconds: Double, stopped: () -> Bool) {
         locked {
-            while known.knownEnd <= seconds, !pending.isEmpty, !stopped() {
-                _ = condition.wait(until: Date(timeIntervalSinceNow: 0.05))
-            }
+            while known.knownEnd <= seconds, !pending.isEmpty, !stopped() { condition.wait() }
         }
     }
+
+    /// Wakes the decoder's waits to look at `stopped` again (the story is over).
+    func wakeDecoder() { locked { condition.broadcast() } }
 }

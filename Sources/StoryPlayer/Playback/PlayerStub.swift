@@ -272,7 +272,7 @@ public final class PlayerStub: Sendable {
             if loader.isOffline(key) { status.cache = .offline }
             let buffered = bufferedSeconds(at: status.position, in: run.parts)
             // Grows as an HLS story learns its segments' lengths.
-            if !run.isComplete || status.contentLength != run.parts.length { status.contentLength = run.estimated.length }
+            status.contentLength = run.estimatedLength
             let bufferedToEnd = status.position + buffered >= duration - 1e-6
             switch status.state {
             case .loading:

@@ -238,5 +238,7 @@ final class PartsByteSource: DemuxerByteSource, @unchecked Sendable {
             return Array(sources.values)
         }
         for source in all { source.cancel() }
+        // A read waiting for the player to learn a part's length sees `isCancelled` now.
+        run.wakeDecoder()
     }
 }
