@@ -59,9 +59,8 @@ extension MediaLoader {
             try Task.checkCancellation()
             if waited, store.availableRanges(for: key).contains(start) { return nil }
             if let claimed = store.locks.lockForFetching(key, start..<Swift.max(end, start + 1)) {
-                // Arrived between the plan and the lock: another process fetched them, recorded them and let go
-                // (this fetch may never have had to wait for it).
-                if store.availableRanges(for: key).contains(start) {
+                if waited, store.availableRanges(for: key).contains(start) {
+                    // Arrived between the look and the lock.
                     store.locks.unlock(key, claimed)
                     return nil
                 }
