@@ -270,7 +270,7 @@ public final class MediaLoader: Sendable {
     public func viewing<T: Sendable>(
         keys: [CacheKey], growing body: (ViewingScope) async throws -> T
     ) async rethrows -> T {
-        let scope = ViewingScope(traffic: traffic, viewing: true)
+        let scope = ViewingScope(traffic: traffic)
         scope.include(keys)
         defer { scope.end() }
         return try await body(scope)
@@ -279,9 +279,9 @@ public final class MediaLoader: Sendable {
     private func counting<T: Sendable>(
         _ keys: [CacheKey], viewing: Bool, _ body: () async throws -> T
     ) async rethrows -> T {
-        let scope = ViewingScope(traffic: traffic, viewing: viewing)
-        scope.include(keys)
-        defer { scope.end() }
+        let unique = Set(keys)
+        for key in unique { traffic.adjust(key, viewing: viewing, by: 1) }
+        defer { for key in unique { traffic.adjust(key, viewing: viewing, by: -1) } }
         return try await body()
     }
 

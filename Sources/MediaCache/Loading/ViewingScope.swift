@@ -1,23 +1,18 @@
 import NIOConcurrencyHelpers
 
-/// The keys of a viewing (or a preload) in progress (see `MediaLoader.viewing(keys:growing:)`), which may grow
-/// while it runs.
+/// The keys of a viewing in progress (see `MediaLoader.viewing(keys:growing:)`), which may grow while it runs.
 public final class ViewingScope: Sendable {
     private let traffic: TrafficMeter
-    private let viewing: Bool
     private let keys = NIOLockedValueBox<(included: Set<CacheKey>, ended: Bool)>(([], false))
 
-    init(traffic: TrafficMeter, viewing: Bool) {
-        self.traffic = traffic
-        self.viewing = viewing
-    }
+    init(traffic: TrafficMeter) { self.traffic = traffic }
 
     /// Counts `keys` as part of the viewing from now until it ends.
     public func include(_ keys: [CacheKey]) {
         // Counted under the scope's lock, so an `end` racing with it never leaves a key counted.
         self.keys.withLockedValue { state in
             guard !state.ended else { return }
-            for key in keys where state.included.insert(key).inserted { traffic.adjust(key, viewing: viewing, by: 1) }
+            for key in keys where state.included.insert(key).inserted { traffic.adjust(key, viewing: true, by: 1) }
         }
     }
 
@@ -25,7 +20,7 @@ public final class ViewingScope: Sendable {
     func end() {
         keys.withLockedValue { state in
             state.ended = true
-            for key in state.included { traffic.adjust(key, viewing: viewing, by: -1) }
+            for key in state.included { traffic.adjust(key, viewing: true, by: -1) }
             state.included = []
         }
     }
