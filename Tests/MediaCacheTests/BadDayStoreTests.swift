@@ -278,6 +278,19 @@ import Glibc
 }
 
 @Suite struct GiveUpTests {
+    @Test func aReaderWhoseCachedBytesAreGivenUpOnMidReadStreamsTheRest() async throws {
+        let h = try await LoaderHarness()
+        let bytes = content(300_000)
+        h.origin.set(OriginResource(bytes: bytes), at: "/g.mp4")
+        #expect(try await h.read("g.mp4", 0, 100_000) == Array(bytes[0..<100_000]))
+        // Between the reader's look at what is cached and its read, a writer gives the resource up (it outgrew
+        // the budget): the reader goes on from the origin instead of failing on bytes that are gone.
+        h.store.state.withLockedValue { $0.faults.giveUpBeforeNextRead = "outgrew the cache budget" }
+        #expect(try await h.read("g.mp4") == bytes)
+        #expect(h.store.info(for: CacheKey(url: h.url("g.mp4"))) == nil)
+        await h.close()
+    }
+
     @Test func aResourceWithoutALengthThatOutgrowsTheBudgetIsGivenUpOnOnce() async throws {
         let dir = TemporaryDirectory()
         defer { dir.cleanup() }

@@ -121,6 +121,10 @@ public struct LoadingStream: AsyncSequence, Sendable {
                         // Dropped from the cache for failing their checksum: fetch them like any missing bytes.
                         initiallyCached.remove(bad)
                         continue
+                    } catch CacheError.notCached, CacheError.rangeNotCached, CacheError.resourceChanged {
+                        // Gone since the look above (given up on, evicted or replaced by another reader or
+                        // process): look again; a new version or a given-up resource is handled there.
+                        continue
                     }
                     return deliver(bytes, at: range)
                 }

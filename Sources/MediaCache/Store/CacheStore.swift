@@ -243,6 +243,11 @@ public final class CacheStore: Sendable {
     /// are dropped from the cache and `corruptData` is thrown (fetch them again).
     public func read(key: CacheKey, range: ByteRange, generation: Int64? = nil) throws -> [UInt8] {
         try locked { s in
+            if let reason = s.faults.giveUpBeforeNextRead {
+                s.faults.giveUpBeforeNextRead = nil
+                try discardLocked(&s, key)
+                s.uncacheable[key] = reason
+            }
             guard var entry = entryLocked(&s, key) else { throw CacheError.notCached(key) }
             if let generation, generation != entry.info.generation { throw CacheError.resourceChanged(key) }
             guard entry.written.contains(range) else { throw CacheError.rangeNotCached(key, range) }

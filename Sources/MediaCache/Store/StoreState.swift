@@ -6,6 +6,9 @@ struct StorageFaults {
     var writeErrno: Int32?
     /// Every data sync fails with this errno.
     var syncErrno: Int32?
+    /// The next read gives the resource up with this reason first, as a writer that outgrew the budget does
+    /// between a reader's look at what is cached and its read.
+    var giveUpBeforeNextRead: String?
 }
 
 /// Whether a resource may be cached.
