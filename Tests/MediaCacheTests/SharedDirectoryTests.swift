@@ -129,6 +129,33 @@ import Testing
         await h.close()
     }
 
+    /// Another process fetches, records and lets go of the bytes between this loader's plan and its lock: the
+    /// fetch finds them in the index and the reader reads them from disk, without a second download.
+    @Test func bytesRecordedByAnotherProcessBeforeTheLockAreNotFetchedAgain() async throws {
+        let bytes = content(400_000)
+        let h = try await LoaderHarness()
+        let resource = OriginResource(bytes: bytes)
+        h.origin.set(resource, at: "/v.mp4")
+        let url = h.url("v.mp4")
+        let key = CacheKey(url: url)
+        let otherStore = try CacheStore(directory: h.directory, configuration: h.cacheConfiguration)
+        h.store.locks.beforeNextFetchLock.withLockedValue { hook in
+            hook = {
+                let metadata = ResourceMetadata(
+                    url: url.absoluteString, contentLength: Int64(bytes.count), contentType: resource.contentType,
+                    etag: resource.etag)
+                guard case .cacheable(let generation, _)? = try? otherStore.prepare(key: key, metadata: metadata)
+                else { return }
+                _ = try? otherStore.write(key: key, generation: generation, offset: 0, bytes: bytes)
+                try? otherStore.commit(key: key)
+            }
+        }
+        #expect(try await h.read("v.mp4") == bytes)
+        #expect(h.origin.bodyBytesSent == 0, "\(h.origin.requests.map { "\($0.range ?? "whole") → \($0.bodyBytes)" })")
+        try otherStore.close()
+        await h.close()
+    }
+
     /// Opening reads no entry: the cost of opening does not grow with the number of entries.
     @Test func openingReadsNoEntryUntilOneIsUsed() throws {
         let dir = TemporaryDirectory()

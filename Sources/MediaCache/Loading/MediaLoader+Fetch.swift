@@ -59,8 +59,9 @@ extension MediaLoader {
             try Task.checkCancellation()
             if waited, store.availableRanges(for: key).contains(start) { return nil }
             if let claimed = store.locks.lockForFetching(key, start..<Swift.max(end, start + 1)) {
-                if waited, store.availableRanges(for: key).contains(start) {
-                    // Arrived between the look and the lock.
+                // Arrived between the plan and the lock: another process fetched them, recorded them and let go
+                // (this fetch may never have had to wait for it). A plan never starts at an available byte.
+                if store.availableRanges(for: key).contains(start) {
                     store.locks.unlock(key, claimed)
                     return nil
                 }
@@ -86,7 +87,8 @@ extension MediaLoader {
             try? store.commit(key: key)
             store.locks.unlock(key, claimed)
         }
-        if claim.upperBound < claimEnd { initialTarget = claim.upperBound }
+        // (A claim ends at the lock slot's limit for an open-ended fetch: that is no target.)
+        if claim.upperBound < claimEnd, claim.upperBound < SharedLocks.rangeLimit { initialTarget = claim.upperBound }
         let cached = store.info(for: key).flatMap { $0.ranges.isEmpty ? nil : $0 }
         let validator = cached.flatMap { Self.ifRangeValidator($0.metadata) }
         // Without a strong validator, a resume re-reads the cached bytes just before it and compares them; when

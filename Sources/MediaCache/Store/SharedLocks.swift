@@ -20,6 +20,8 @@ final class SharedLocks: Sendable {
     /// after `close`.
     private let box: NIOLockedValueBox<Int32>
     private var descriptor: Int32 { box.withLockedValue { $0 } }
+    /// Run once before the next `lockForFetching` (tests: another process acting between a plan and its lock).
+    let beforeNextFetchLock = NIOLockedValueBox<(@Sendable () -> Void)?>(nil)
 
     /// Resources get slots of 2^40 bytes (a terabyte of ranges each) at an offset taken from their key; two keys
     /// sharing a slot only wait for each other more than they need to.
@@ -53,11 +55,12 @@ final class SharedLocks: Sendable {
     }
 
     /// The part of a slot ranges use (the last byte is the pin byte).
-    private static let rangeLimit: Int64 = (1 << slotBits) - 1
+    static let rangeLimit: Int64 = (1 << slotBits) - 1
 
     /// Tries to lock `range` of `key` for fetching. Returns the range locked — `range` itself, or its beginning
     /// up to where another process's lock starts — or nil when another process holds the bytes at its start.
     func lockForFetching(_ key: CacheKey, _ range: ByteRange) -> ByteRange? {
+        if let hook = beforeNextFetchLock.withLockedValue({ hook in defer { hook = nil }; return hook }) { hook() }
         guard descriptor >= 0 else { return range }
         var wanted = Swift.max(0, range.lowerBound)..<Swift.min(range.upperBound, Self.rangeLimit)
         guard !wanted.isEmpty else { return range }
