@@ -19,10 +19,14 @@ let package = Package(
     targets: [
         // CRC-32C with the CPU's CRC instructions: the checksums of cached blocks.
         .target(name: "CCRC32C"),
+        // The SQLite connection settings Swift cannot call (variadic C): the index's write-ahead log kept between
+        // processes. Links the system SQLite GRDB uses.
+        .target(name: "CSQLiteOptions", linkerSettings: [.linkedLibrary("sqlite3")]),
         .target(
             name: "MediaCache",
             dependencies: [
                 "CCRC32C",
+                "CSQLiteOptions",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

@@ -14,6 +14,8 @@ public struct OriginResource: Sendable, Equatable {
     public var lastModified: String?
     /// Sent as `Content-Type`.
     public var contentType: String
+    /// Sent as `Cache-Control` (e.g. `max-age=3600`); nil to send none.
+    public var cacheControl: String?
 
     /// Creates a resource; the default ETag is derived from the content so replaced content gets a new one.
     public init(bytes: [UInt8], etag: String? = nil, lastModified: String? = nil, contentType: String = "video/mp4") {

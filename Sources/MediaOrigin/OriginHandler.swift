@@ -63,6 +63,7 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
             headers.add(name: "Content-Type", value: resource.contentType)
             if let etag = resource.etag { headers.add(name: "ETag", value: etag) }
             if let modified = resource.lastModified { headers.add(name: "Last-Modified", value: modified) }
+            if let cacheControl = resource.cacheControl { headers.add(name: "Cache-Control", value: cacheControl) }
             var range: ClosedRange<Int>?
             if record.range != nil, faults.refuseRanges, !isHead {
                 status = .rangeNotSatisfiable

@@ -252,6 +252,24 @@ import Glibc
         try store.close()
     }
 
+    /// With not even a block free, nothing new could be stored: the cache is served as it is instead of being
+    /// evicted to make room that evicting cannot make.
+    @Test func aFullDiskOpensTheCacheReadOnlyAndKeepsWhatItHolds() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.cleanup() }
+        let configuration = testConfiguration { $0.minimumFreeDiskBytes = 50_000_000 }
+        do {
+            let store = try CacheStore(directory: dir.url, configuration: configuration, freeSpace: { 100_000_000 })
+            let generation = try store.generation(for: "a", length: 1_000)
+            try store.writePattern("a", generation: generation, 0..<1_000)
+            try store.close()
+        }
+        let store = try CacheStore(directory: dir.url, configuration: configuration, freeSpace: { 0 })
+        #expect(store.isReadOnly)
+        #expect(try store.read(key: testKey("a"), range: 0..<1_000) == pattern(0..<1_000))
+        try store.close()
+    }
+
     @Test func aReadOnlyCacheServesWhatItHolds() async throws {
         let h = try await LoaderHarness()
         let bytes = content(300_000)

@@ -199,6 +199,36 @@ import Testing
         try store.close()
     }
 
+    /// Each command opens the index: a process that only looks (open, look up, read, close) must cost it no write —
+    /// no new write-ahead log created and synced at open, no checkpoint with its syncs at close.
+    @Test func aProcessThatOnlyLooksWritesNothingToTheIndex() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.cleanup() }
+        let index = dir.url.appendingPathComponent("index.sqlite").path
+        do {
+            let store = try CacheStore(directory: dir.url, configuration: testConfiguration())
+            let generation = try store.generation(for: "v", length: 100)
+            try store.writePattern("v", generation: generation, 0..<100)
+            try store.touch(key: testKey("v"))
+            try store.close()
+        }
+        // The log outlives the last process (it is not deleted and re-created by the next one).
+        #expect(FileManager.default.fileExists(atPath: index + "-wal"))
+        let before = [index, index + "-wal"].map { FileManager.default.contents(atPath: $0) }
+        do {
+            let store = try CacheStore(directory: dir.url, configuration: testConfiguration())
+            #expect(store.info(for: testKey("v"))?.isComplete == true)
+            #expect(try store.stats().entries == 1)
+            try store.close()
+        }
+        let after = [index, index + "-wal"].map { FileManager.default.contents(atPath: $0) }
+        #expect(after == before)
+        // And what is in the log is there for the next process.
+        let store = try CacheStore(directory: dir.url, configuration: testConfiguration())
+        #expect(try store.read(key: testKey("v"), range: 0..<100) == pattern(0..<100))
+        try store.close()
+    }
+
     @Test func aReadOnlyStoreChangesNothingAndSeesWhatOthersRecord() throws {
         let dir = TemporaryDirectory()
         defer { dir.cleanup() }

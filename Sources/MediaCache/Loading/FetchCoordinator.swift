@@ -153,25 +153,27 @@ final class FetchCoordinator: Sendable {
     /// check. Created inside the critical section that records it, so two readers arriving together never start
     /// two, and no cancelled loser can mark the check done while the real one is in flight.
     func startValidation(
-        key: CacheKey, needed: Bool, makeTask: () -> Task<Void, Never>
+        key: CacheKey, needed: Bool, freshUntil: Date?, now: Date, makeTask: () -> Task<Void, Never>
     ) -> Task<Void, Never>? {
         with(key) { slot in
             if slot.planner.validation == .running { return slot.validationTask }
-            guard slot.planner.beginValidation(needed: needed) else { return nil }
+            guard slot.planner.beginValidation(needed: needed, freshUntil: freshUntil, now: now) else { return nil }
             let task = makeTask()
             slot.validationTask = task
             return task
         }
     }
 
-    /// True when `key`'s once-per-session check has ended (a key not seen yet has not been checked).
-    func validationEnded(_ key: CacheKey) -> Bool {
-        state.withLockedValue { $0.keys[key]?.planner.validation == .done }
+    /// True when `key`'s once-per-session check has ended and still holds at `now` (a key not seen yet has not
+    /// been checked).
+    func validationEnded(_ key: CacheKey, now: Date) -> Bool {
+        state.withLockedValue { $0.keys[key]?.planner.isChecked(at: now) ?? false }
     }
 
-    /// Records what the check found and performs what follows from it.
-    func validated(key: CacheKey, _ result: ValidationResult) {
-        update(key) { $0.validated(result) }
+    /// Records what the check found (holding until `freshUntil`, nil: the rest of the session) and performs what
+    /// follows from it.
+    func validated(key: CacheKey, _ result: ValidationResult, freshUntil: Date? = nil) {
+        update(key) { $0.validated(result, freshUntil: freshUntil) }
         with(key) { $0.validationTask = nil }
     }
 

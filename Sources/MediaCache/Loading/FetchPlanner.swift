@@ -1,3 +1,5 @@
+import Foundation
+
 /// One in-flight origin fetch of a byte range, shared by every reader (and preload) that needs its bytes.
 struct FetchRecord: Sendable, Equatable {
     let id: Int
@@ -82,6 +84,9 @@ struct FetchPlanner: Sendable {
     private(set) var originIgnoresRange = false
     /// The once-per-session check of a cached copy.
     private(set) var validation: ValidationPhase = .notStarted
+    /// Until when a finished check (or the origin's freshness, which stood in for one) holds; nil: for the rest of
+    /// the session. After it, the next reader checks again.
+    private(set) var checkedUntil: Date?
 
     init(blockSize: Int64, joinWindow: Int64) {
         self.blockSize = blockSize
@@ -230,17 +235,37 @@ struct FetchPlanner: Sendable {
     /// From now on in this session the resource streams through uncached, for `reason`.
     mutating func streamThrough(because reason: String) { streamThroughReason = reason }
 
-    /// Starts the once-per-session check; false when it ran or runs already (or `needed` is false: nothing
-    /// cached to check, which counts as done).
-    mutating func beginValidation(needed: Bool) -> Bool {
+    /// True when the check ended and still holds at `now`.
+    func isChecked(at now: Date) -> Bool {
+        validation == .done && checkedUntil.map { now < $0 } ?? true
+    }
+
+    /// Starts the once-per-session check; false when it ran or runs already, when `needed` is false (nothing
+    /// cached to check, which counts as done), or when the origin said the copy is fresh until after `now`. A
+    /// check whose time ran out starts again.
+    mutating func beginValidation(needed: Bool, freshUntil: Date? = nil, now: Date = Date()) -> Bool {
+        if validation == .done, let until = checkedUntil, now >= until { validation = .notStarted }
         guard validation == .notStarted else { return false }
+        if needed, let freshUntil, now < freshUntil {
+            validation = .done
+            checkedUntil = freshUntil
+            return false
+        }
         validation = needed ? .running : .done
+        checkedUntil = nil
         return needed
     }
 
-    /// The check ended.
-    mutating func validated(_ result: ValidationResult) -> [PlannerAction] {
+    /// The origin answered a fetch in this session, saying the copy stays fresh until `freshUntil` (nil: it said
+    /// nothing): a finished check holds until then, as if the answer had been the check.
+    mutating func originAnswered(freshUntil: Date?) {
+        if validation == .done { checkedUntil = freshUntil }
+    }
+
+    /// The check ended; what it found holds until `freshUntil` (nil: for the rest of the session).
+    mutating func validated(_ result: ValidationResult, freshUntil: Date? = nil) -> [PlannerAction] {
         validation = .done
+        checkedUntil = freshUntil
         switch result {
         case .unchanged, .gone:
             offline = false

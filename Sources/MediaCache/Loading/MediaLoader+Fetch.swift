@@ -148,6 +148,11 @@ extension MediaLoader {
                 coordinator.update(key) { $0.versionChanged(to: metadata, keeping: fetchID) }
             }
         }
+        // What this answer says of how long the copy may be used without asking (the next process reads it).
+        let lifetime = response.freshnessLifetime
+        store.recordFreshness(key: key, generation: generation, lifetime: lifetime)
+        let freshUntil = lifetime.map { store.now().addingTimeInterval($0) }
+        coordinator.change(key) { $0.originAnswered(freshUntil: freshUntil) }
         // Cached bytes of the same generation that this body covers and that must be proved equal to it: the
         // overlap of a resume, or (a whole body for an origin without strong validators) everything cached.
         var unproven = ByteRangeSet()
@@ -314,20 +319,27 @@ extension MediaLoader {
         guard configuration.revalidate else { return nil }
         let info = store.info(for: key)
         let cached = info?.metadata ?? ResourceMetadata(url: url.absoluteString)
-        return coordinator.startValidation(key: key, needed: info.map { !$0.ranges.isEmpty } ?? false) {
+        let needed = info.map { !$0.ranges.isEmpty } ?? false
+        // A copy the origin said stays fresh for a while is served without asking it (no request at all).
+        let freshUntil = needed ? store.freshUntil(for: key) : nil
+        return coordinator.startValidation(key: key, needed: needed, freshUntil: freshUntil, now: store.now()) {
             Task { [self] in
-                let result = await runValidation(key: key, url: url, cached: cached)
-                coordinator.validated(key: key, result)
+                let (result, freshUntil) = await runValidation(key: key, url: url, cached: cached)
+                coordinator.validated(key: key, result, freshUntil: freshUntil)
             }
         }
     }
 
-    private func runValidation(key: CacheKey, url: URL, cached: ResourceMetadata) async -> ValidationResult {
+    /// Asks the origin (HEAD) whether `cached` is still its version; also returns until when the answer holds.
+    private func runValidation(
+        key: CacheKey, url: URL, cached: ResourceMetadata
+    ) async -> (ValidationResult, Date?) {
         do {
             traffic.sentRequest()
             let response = try await fetcher.send(url: url, method: .HEAD)
             var result = ValidationResult.unchanged
             var outcome = "unchanged"
+            var freshUntil: Date?
             switch response.status {
             case 200:
                 let current = ResourceMetadata(
@@ -338,6 +350,11 @@ extension MediaLoader {
                     result = .changed(current)
                     _ = try store.prepare(key: key, metadata: current)
                 }
+                let lifetime = response.freshnessLifetime
+                if let generation = store.info(for: key)?.generation {
+                    store.recordFreshness(key: key, generation: generation, lifetime: lifetime)
+                }
+                freshUntil = lifetime.map { store.now().addingTimeInterval($0) }
             case 404, 410:
                 outcome = "gone"
                 result = .gone
@@ -346,12 +363,12 @@ extension MediaLoader {
                 outcome = "unchecked (HEAD answered \(response.status))"
             }
             eventLog?.emit("validate", ["url": url.absoluteString, "result": outcome])
-            return result
+            return (result, freshUntil)
         } catch is CancellationError {
-            return .cancelled
+            return (.cancelled, nil)
         } catch {
             eventLog?.emit("validate", ["url": url.absoluteString, "result": "offline", "error": "\(error)"])
-            return .offline
+            return (.offline, nil)
         }
     }
 }

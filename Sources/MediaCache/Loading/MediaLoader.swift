@@ -232,7 +232,7 @@ public final class MediaLoader: Sendable {
     public func openSettledCopy(
         url: URL, key: CacheKey, sending select: (ContentInformation) -> ByteRange?
     ) -> SettledCopy? {
-        guard !configuration.revalidate || coordinator.validationEnded(key) else { return nil }
+        guard !configuration.revalidate || coordinator.validationEnded(key, now: store.now()) else { return nil }
         guard let file = store.openCompleteFile(for: key, sending: { select(ContentInformation($0)) }) else {
             return nil
         }

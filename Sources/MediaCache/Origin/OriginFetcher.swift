@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 
@@ -37,12 +38,21 @@ struct OriginResponse {
     var contentRangeHeader: String? { headers.first(name: "content-range") }
     /// The body's length as declared by Content-Length (nil for a chunked body, whose end is its length).
     var declaredLength: Int64? { headers.first(name: "transfer-encoding") == nil ? contentLength : nil }
+    /// How long the answer may be used without asking again (nil: the origin said nothing, or no-cache).
+    var freshnessLifetime: TimeInterval? {
+        HTTPFreshness.lifetime(
+            cacheControl: headers[canonicalForm: "cache-control"].map(String.init).joined(separator: ","),
+            expires: headers.first(name: "expires"), date: headers.first(name: "date"), age: headers.first(name: "age"))
+    }
 }
 
 /// Issues GET and HEAD requests on one shared AsyncHTTPClient, mapping failures to `OriginError`.
 final class OriginFetcher: Sendable {
-    let client: HTTPClient
     let configuration: OriginClientConfiguration
+    private let clientConfiguration: HTTPClient.Configuration
+    /// Created with the first request: a process that finds what it needs cached and fresh never starts the
+    /// client (nor its event loop threads).
+    private let created = NIOLockedValueBox<HTTPClient?>(nil)
 
     init(configuration: OriginClientConfiguration) {
         var config = HTTPClient.Configuration(
@@ -58,15 +68,28 @@ final class OriginFetcher: Sendable {
         // hold up serving what the cache holds (a `fetch` of a cached file waited 5 s for the check).
         config.connectionPool.retryConnectionEstablishment = false
         self.configuration = configuration
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
+        clientConfiguration = config
+    }
+
+    /// True once a request created the client.
+    var hasStartedClient: Bool { created.withLockedValue { $0 != nil } }
+
+    private var client: HTTPClient {
+        created.withLockedValue { client in
+            if let client { return client }
+            let made = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+            client = made
+            return made
+        }
     }
 
     /// A loader dropped without `shutdown` still closes its connections (the client stays alive until it has).
     deinit {
-        _ = client.shutdown()
+        _ = created.withLockedValue { $0 }?.shutdown()
     }
 
     func shutdown() async {
+        guard let client = created.withLockedValue({ client in defer { client = nil }; return client }) else { return }
         try? await client.shutdown()
     }
 

@@ -61,6 +61,9 @@ public final class CacheStore: Sendable {
             readOnlyForTesting: readOnly)
     }
 
+    /// Below this much free space the disk counts as full and the directory is opened read-only.
+    static let fullDiskBytes: Int64 = 64 << 10
+
     /// `readOnlyForTesting` opens a writable directory as if it were read-only.
     init(
         directory: URL, configuration: CacheConfiguration, logger: Logger = Logger(label: "MediaCache"),
@@ -89,6 +92,12 @@ public final class CacheStore: Sendable {
             if !readOnlyForTesting {
                 logger.warning("cache directory \(directory.path) is read-only: serving what it holds, caching nothing new")
             }
+        } else if let free = self.freeSpace(), free < Self.fullDiskBytes {
+            // Not even a block free: nothing could be stored, and evicting to make room would only lose what the
+            // cache holds. Served as it is, as a read-only directory would be.
+            readOnly = true
+            logger.warning(
+                "cache directory \(directory.path): the disk is full (free some space or use a different cache directory); serving what the cache holds without changing it")
         } else {
             for sub in ["temp", "media", "trash"] {
                 // Our own folders: tightened if something widened them.

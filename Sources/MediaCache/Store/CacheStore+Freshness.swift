@@ -1,0 +1,50 @@
+import Foundation
+import GRDB
+
+extension CacheIndex {
+    /// Until when the origin said generation `generation` of `key` may be used without asking it, or nil.
+    func freshUntil(_ key: CacheKey, generation: Int64) -> Date? {
+        let seconds = try? queue.read { db -> Double? in
+            guard try db.tableExists("freshness") else { return nil }
+            return try Double.fetchOne(
+                db, sql: "SELECT until FROM freshness WHERE key = ? AND generation = ?",
+                arguments: [key.hex, generation])
+        }
+        return seconds.flatMap { $0 }.map { Date(timeIntervalSince1970: $0) }
+    }
+
+    /// Records (or, with nil, forgets) until when generation `generation` of `key` is fresh.
+    func setFreshUntil(_ key: CacheKey, generation: Int64, until: Date?) throws(CacheError) {
+        do {
+            try queue.write { db in
+                if let until {
+                    try db.execute(
+                        sql: "INSERT OR REPLACE INTO freshness (key, generation, until) VALUES (?, ?, ?)",
+                        arguments: [key.hex, generation, until.timeIntervalSince1970])
+                } else {
+                    try db.execute(sql: "DELETE FROM freshness WHERE key = ?", arguments: [key.hex])
+                }
+            }
+        } catch { throw .index("cannot record how long \(key) stays fresh: \(error)") }
+    }
+}
+
+extension CacheStore {
+    /// Until when the cached version of `key` may be served without asking the origin (what its last answer
+    /// said in `Cache-Control: max-age` or `Expires`), or nil when it must be checked.
+    public func freshUntil(for key: CacheKey) -> Date? {
+        guard let generation = info(for: key)?.generation else { return nil }
+        return index.freshUntil(key, generation: generation)
+    }
+
+    /// Records that the origin's answer for generation `generation` of `key` stays fresh for `lifetime` seconds
+    /// from now (nil: it gave none, so the copy is checked again next time). Another generation is left alone.
+    public func recordFreshness(key: CacheKey, generation: Int64, lifetime: TimeInterval?) {
+        guard !isReadOnly, info(for: key)?.generation == generation else { return }
+        do {
+            try index.setFreshUntil(key, generation: generation, until: lifetime.map { now().addingTimeInterval($0) })
+        } catch {
+            logger.warning("\(error)")
+        }
+    }
+}
