@@ -84,7 +84,10 @@ public struct LoadingStream: AsyncSequence, Sendable {
             while true {
                 try Task.checkCancellation()
                 if passthrough != nil { return try await streamThrough() }
-                let info = loader.store.info(for: key)
+                // Other processes' changes are looked for at most once a millisecond while going through cached
+                // bytes (each look is an index query); a fetch looks afresh before it downloads anything.
+                let staleness = CacheStore.hitPathStaleness
+                let info = loader.store.info(for: key, noticingChangesWithin: staleness)
                 if let info {
                     if generation != info.generation {
                         // A new version: fine before any byte went out, an error after.
@@ -108,7 +111,7 @@ public struct LoadingStream: AsyncSequence, Sendable {
                 let end = endOffset(length: length)
                 if let end, currentOffset >= end { return finishedChunk() }
                 let seen = loader.coordinator.events(key)
-                let available = loader.store.availableRanges(for: key)
+                let available = loader.store.availableRanges(for: key, noticingChangesWithin: staleness)
                 let run = available.contiguousLength(from: currentOffset)
                 if run > 0, let generation {
                     var count = Swift.min(run, Int64(loader.configuration.readChunk))
@@ -116,7 +119,8 @@ public struct LoadingStream: AsyncSequence, Sendable {
                     let range = currentOffset..<(currentOffset + count)
                     let bytes: [UInt8]
                     do {
-                        bytes = try loader.store.read(key: key, range: range, generation: generation)
+                        bytes = try loader.store.read(
+                            key: key, range: range, generation: generation, noticingChangesWithin: staleness)
                     } catch CacheError.corruptData(_, let bad) {
                         // Dropped from the cache for failing their checksum: fetch them like any missing bytes.
                         initiallyCached.remove(bad)

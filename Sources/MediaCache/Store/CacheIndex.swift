@@ -29,12 +29,15 @@ final class CacheIndex: Sendable {
         } else {
             // A write-ahead log that stays between processes: each command opens the index, and re-creating the
             // log (with a sync, and a write to make it non-empty) then checkpointing it at close (two more) cost
-            // more than the rest of a cached fetch. Checkpoints happen in commits once the log holds 1000 pages.
+            // more than the rest of a cached fetch. Checkpoints happen in commits once the log holds 64 pages: the
+            // first process to open the directory reads the whole log to rebuild its shared index, so it is kept
+            // short (a cached fetch adds about six pages).
             configuration.prepareDatabase { db in
                 guard try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") == "wal" else {
                     throw DatabaseError(message: "the index cannot use a write-ahead log")
                 }
                 try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = 64")
                 if let connection = db.sqliteConnection.map(UnsafeMutableRawPointer.init) {
                     _ = sqlite_options_persist_wal(connection)
                     _ = sqlite_options_no_checkpoint_on_close(connection)

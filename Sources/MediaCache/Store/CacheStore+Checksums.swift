@@ -44,18 +44,8 @@ extension CacheStore {
     @discardableResult
     func verifyLocked(_ s: inout StoreState, _ key: CacheKey, _ range: ByteRange) throws -> (ByteRange, [UInt8])? {
         guard configuration.verifiesChecksums, let blocks = BlockChecksums.blocks(overlapping: range),
-            let entry = s.entries[key]
+            let pending = s.entries[key].map({ Self.unverified(blocks, of: $0) }), !pending.isEmpty
         else { return nil }
-        var pending: [(block: Int64, sum: BlockChecksums.Sum?, checked: ByteRange)] = []
-        for block in blocks where !entry.verified.contains(block) {
-            let sum = entry.checksums[block]
-            // Several runs in one block, or bytes not yet recorded: nothing to check against.
-            guard let checked = sum?.range ?? BlockChecksums.run(of: block, in: entry.info.ranges),
-                entry.written.contains(checked)
-            else { continue }
-            pending.append((block, sum, checked))
-        }
-        guard !pending.isEmpty else { return nil }
         // Each checked run overlaps `range` (a block's one run holds the part of `range` inside it), so together
         // they are one contiguous span of cached bytes.
         let low = pending.map(\.checked.lowerBound).min() ?? range.lowerBound
@@ -71,12 +61,31 @@ extension CacheStore {
                 try dropCorruptLocked(&s, key, item.checked)
                 throw CacheError.corruptData(key, item.checked)
             }
-            guard var current = s.entries[key] else { return nil }
-            if item.sum == nil { current.checksums[item.block] = BlockChecksums.Sum(range: item.checked, crc: crc) }
-            current.verified.insert(item.block)
-            s.entries[key] = current
+            // Changed in place: a copy of the entry here would copy its whole set of verified blocks per block.
+            guard s.entries[key] != nil else { return nil }
+            if item.sum == nil {
+                s.entries[key]?.checksums[item.block] = BlockChecksums.Sum(range: item.checked, crc: crc)
+            }
+            s.entries[key]?.verified.insert(item.block)
         }
         return (span, bytes)
+    }
+
+    /// The blocks among `blocks` that `entry` has not verified in this process, with their checksum (if
+    /// recorded) and the run of bytes it covers; blocks with nothing to check against are left out.
+    private static func unverified(_ blocks: ClosedRange<Int64>, of entry: StoreEntry)
+        -> [(block: Int64, sum: BlockChecksums.Sum?, checked: ByteRange)]
+    {
+        var pending: [(block: Int64, sum: BlockChecksums.Sum?, checked: ByteRange)] = []
+        for block in blocks where !entry.verified.contains(block) {
+            let sum = entry.checksums[block]
+            // Several runs in one block, or bytes not yet recorded: nothing to check against.
+            guard let checked = sum?.range ?? BlockChecksums.run(of: block, in: entry.info.ranges),
+                entry.written.contains(checked)
+            else { continue }
+            pending.append((block, sum, checked))
+        }
+        return pending
     }
 
     /// Forgets `range` of `key` (its bytes failed their checksum): a complete file becomes partial again.

@@ -173,7 +173,13 @@ public final class CacheStore: Sendable {
 
     /// The resource's metadata and its readable ranges, or nil when it is not cached.
     public func info(for key: CacheKey) -> ResourceInfo? {
-        locked { s in
+        info(for: key, noticingChangesWithin: 0)
+    }
+
+    /// As `info(for:)`, trusting a look at other processes' changes taken less than `maxAge` nanoseconds ago (a
+    /// reader going through cached bytes chunk by chunk: each look is an index query).
+    func info(for key: CacheKey, noticingChangesWithin maxAge: UInt64) -> ResourceInfo? {
+        locked(noticingChangesWithin: maxAge) { s in
             guard let entry = entryLocked(&s, key) else { return nil }
             var info = entry.info
             info.ranges = entry.written
@@ -202,7 +208,8 @@ public final class CacheStore: Sendable {
         }.sorted { ($0.lastAccess, $0.key) > ($1.lastAccess, $1.key) }
     }
 
-    /// How long the proxy's hit path trusts its last look at other processes' changes: 1 ms.
+    /// How long the proxy's hit path and a reader's chunk-by-chunk looks trust the last look at other processes'
+    /// changes: 1 ms (a change shows up to that much later, as if it had happened then).
     static let hitPathStaleness: UInt64 = 1_000_000
 
     /// An open read-only descriptor of a completely cached resource's data file (the caller closes it), for
@@ -242,7 +249,12 @@ public final class CacheStore: Sendable {
     /// The ranges of `key` that can be read now (empty when not cached), including ranges other processes
     /// recorded since this one last looked.
     public func availableRanges(for key: CacheKey) -> ByteRangeSet {
-        locked { s in entryLocked(&s, key)?.written ?? ByteRangeSet() }
+        availableRanges(for: key, noticingChangesWithin: 0)
+    }
+
+    /// As `availableRanges(for:)`, trusting a look at other processes' changes taken less than `maxAge` ago.
+    func availableRanges(for key: CacheKey, noticingChangesWithin maxAge: UInt64) -> ByteRangeSet {
+        locked(noticingChangesWithin: maxAge) { s in entryLocked(&s, key)?.written ?? ByteRangeSet() }
     }
 
     // MARK: - Reading
@@ -251,17 +263,26 @@ public final class CacheStore: Sendable {
     /// instead of reading a newer version than the one the reader started with. Bytes that fail their checksum
     /// are dropped from the cache and `corruptData` is thrown (fetch them again).
     public func read(key: CacheKey, range: ByteRange, generation: Int64? = nil) throws -> [UInt8] {
-        try locked { s in
+        try read(key: key, range: range, generation: generation, noticingChangesWithin: 0)
+    }
+
+    /// As `read(key:range:generation:)`, trusting a look at other processes' changes taken less than `maxAge` ago.
+    func read(key: CacheKey, range: ByteRange, generation: Int64?, noticingChangesWithin maxAge: UInt64) throws
+        -> [UInt8]
+    {
+        try locked(noticingChangesWithin: maxAge) { s in
             if let reason = s.faults.giveUpBeforeNextRead {
                 s.faults.giveUpBeforeNextRead = nil
                 try discardLocked(&s, key)
                 s.uncacheable[key] = reason
             }
-            guard var entry = entryLocked(&s, key) else { throw CacheError.notCached(key) }
-            if let generation, generation != entry.info.generation { throw CacheError.resourceChanged(key) }
-            guard entry.written.contains(range) else { throw CacheError.rangeNotCached(key, range) }
+            do {
+                guard let entry = entryLocked(&s, key) else { throw CacheError.notCached(key) }
+                if let generation, generation != entry.info.generation { throw CacheError.resourceChanged(key) }
+                guard entry.written.contains(range) else { throw CacheError.rangeNotCached(key, range) }
+            }
+            // The entry is changed in place from here on (a copy held meanwhile would make each change copy it).
             let checked = try verifyLocked(&s, key, range)
-            entry = s.entries[key] ?? entry
             let bytes: [UInt8]
             if let (span, read) = checked {
                 // The check read `range` already, within a span rounded out to whole blocks.
@@ -270,8 +291,7 @@ public final class CacheStore: Sendable {
             } else {
                 bytes = try fileLocked(&s, key).read(count: range.count, at: range.lowerBound)
             }
-            entry.info.lastAccess = now()
-            s.entries[key] = entry
+            s.entries[key]?.info.lastAccess = now()
             s.accessed.insert(key)
             return bytes
         }

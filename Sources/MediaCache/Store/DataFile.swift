@@ -43,10 +43,11 @@ final class DataFile: Sendable {
 
     /// Reads exactly `count` bytes at `offset`; a short file is an error (the caller only reads recorded ranges).
     func read(count: Int, at offset: Int64) throws(CacheError) -> [UInt8] {
-        var result = [UInt8](repeating: 0, count: count)
-        var done = 0
         var failure: CacheError?
-        result.withUnsafeMutableBytes { buffer in
+        // Not zeroed first: every byte is read into it, or the array is not returned.
+        let result = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            var done = 0
+            defer { initialized = failure == nil ? done : 0 }
             guard let base = buffer.baseAddress else { return }
             while done < count {
                 let n = pread(descriptor, base + done, count - done, off_t(offset + Int64(done)))
