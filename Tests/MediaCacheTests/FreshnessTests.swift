@@ -37,6 +37,30 @@ import Testing
     }
 }
 
+@Suite struct FreshnessRecordTests {
+    /// Every fetch brings an answer: one that moves the time on by less than a minute is not written again (the
+    /// index is then early, never late), one that moves it further, or takes freshness away, is.
+    @Test func answersThatChangeLittleAreNotWrittenAgain() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.cleanup() }
+        let clock = ManualClock()
+        let store = try CacheStore(directory: dir.url, configuration: testConfiguration(), now: clock.closure)
+        let generation = try store.generation(for: "f", length: 10)
+        try store.writePattern("f", generation: generation, 0..<10)
+        let start = clock.now
+        #expect(store.recordFreshness(key: testKey("f"), generation: generation, lifetime: 600) == start + 600)
+        clock.advance(by: 10)
+        #expect(store.recordFreshness(key: testKey("f"), generation: generation, lifetime: 600) == start + 610)
+        #expect(store.freshUntil(for: testKey("f")) == start + 600)
+        clock.advance(by: 60)
+        store.recordFreshness(key: testKey("f"), generation: generation, lifetime: 600)
+        #expect(store.freshUntil(for: testKey("f")) == start + 670)
+        store.recordFreshness(key: testKey("f"), generation: generation, lifetime: nil)
+        #expect(store.freshUntil(for: testKey("f")) == nil)
+        try store.close()
+    }
+}
+
 @Suite struct FreshnessTests {
     /// A store and loader on `directory` at `clock`'s time (a process of its own).
     private func open(_ directory: URL, _ clock: ManualClock) throws -> (CacheStore, MediaLoader) {

@@ -149,9 +149,7 @@ extension MediaLoader {
             }
         }
         // What this answer says of how long the copy may be used without asking (the next process reads it).
-        let lifetime = response.freshnessLifetime
-        store.recordFreshness(key: key, generation: generation, lifetime: lifetime)
-        let freshUntil = lifetime.map { store.now().addingTimeInterval($0) }
+        let freshUntil = store.recordFreshness(key: key, generation: generation, lifetime: response.freshnessLifetime)
         coordinator.change(key) { $0.originAnswered(freshUntil: freshUntil) }
         // Cached bytes of the same generation that this body covers and that must be proved equal to it: the
         // overlap of a resume, or (a whole body for an origin without strong validators) everything cached.
@@ -350,11 +348,10 @@ extension MediaLoader {
                     result = .changed(current)
                     _ = try store.prepare(key: key, metadata: current)
                 }
-                let lifetime = response.freshnessLifetime
                 if let generation = store.info(for: key)?.generation {
-                    store.recordFreshness(key: key, generation: generation, lifetime: lifetime)
+                    freshUntil = store.recordFreshness(
+                        key: key, generation: generation, lifetime: response.freshnessLifetime)
                 }
-                freshUntil = lifetime.map { store.now().addingTimeInterval($0) }
             case 404, 410:
                 outcome = "gone"
                 result = .gone

@@ -38,13 +38,30 @@ extension CacheStore {
     }
 
     /// Records that the origin's answer for generation `generation` of `key` stays fresh for `lifetime` seconds
-    /// from now (nil: it gave none, so the copy is checked again next time). Another generation is left alone.
-    public func recordFreshness(key: CacheKey, generation: Int64, lifetime: TimeInterval?) {
-        guard !isReadOnly, info(for: key)?.generation == generation else { return }
+    /// from now (nil: it gave none, so the copy is checked again next time), and returns until when. Another
+    /// generation is left alone. An answer that only moves the time on by less than `freshnessSlack` is not
+    /// written (every fetch brings an answer): what the index says is then at most that much early, never late.
+    @discardableResult
+    public func recordFreshness(key: CacheKey, generation: Int64, lifetime: TimeInterval?) -> Date? {
+        let until = lifetime.map { now().addingTimeInterval($0) }
+        let due = state.withLockedValue { s -> Bool in
+            guard let last = s.recordedFreshness[key], last.generation == generation else { return true }
+            switch (last.until, until) {
+            case (nil, nil): return false
+            case (let old?, let new?): return new.timeIntervalSince(old) >= Self.freshnessSlack
+            default: return true
+            }
+        }
+        guard due, !isReadOnly, info(for: key)?.generation == generation else { return until }
         do {
-            try index.setFreshUntil(key, generation: generation, until: lifetime.map { now().addingTimeInterval($0) })
+            try index.setFreshUntil(key, generation: generation, until: until)
+            state.withLockedValue { $0.recordedFreshness[key] = (generation, until) }
         } catch {
             logger.warning("\(error)")
         }
+        return until
     }
+
+    /// How much later an answer must say a copy stays fresh before it is written down again: 1 minute.
+    static let freshnessSlack: TimeInterval = 60
 }

@@ -85,12 +85,15 @@ struct HLSStory: Sendable {
             let parsed = try? await playlist(loader: loader, url: variant.url, key: key, length: info.metadata.contentLength)
             guard case .media(let playlist)? = parsed, segment < playlist.segments.count else { continue }
             let candidate = piece(of: playlist.segments[segment], partKey: partKey)
-            guard let stored = loader.store.info(for: candidate.key) else { continue }
-            if let wanted = candidate.byteRange ?? stored.metadata.contentLength.map({ 0..<$0 }), stored.ranges.contains(wanted) {
-                return variant
-            }
+            if holdsWhole(loader.store.info(for: candidate.key), byteRange: candidate.byteRange) { return variant }
         }
         return nil
+    }
+
+    /// True when `info` (a piece's cache entry) holds all of `byteRange`, or without one, the whole resource.
+    static func holdsWhole(_ info: ResourceInfo?, byteRange: Range<Int64>?) -> Bool {
+        guard let info, let wanted = byteRange ?? info.metadata.contentLength.map({ 0..<$0 }) else { return false }
+        return info.ranges.contains(wanted)
     }
 
     /// The media playlist `media` (read from `url`) if this player can play it; otherwise why not, in a sentence.
@@ -161,12 +164,11 @@ struct HLSStory: Sendable {
         for (index, piece) in plan.pieces.enumerated() {
             let time = index < sections ? nil : times[index - sections]
             let info = loader.store.info(for: piece.key)
-            let ranges = info?.ranges ?? ByteRangeSet()
             let length = info?.metadata.contentLength
             let wanted = piece.byteRange ?? length.map { 0..<$0 }
-            if let wanted, ranges.contains(wanted) {
+            if holdsWhole(info, byteRange: piece.byteRange) {
                 cachedWhole += 1
-            } else if ranges.total == 0 {
+            } else if (info?.ranges.total ?? 0) == 0 {
                 cachedNothing += 1
             }
             // An encrypted segment's length is its plaintext's: learned when it is reached (from the cache, if there).
