@@ -36,12 +36,34 @@ public enum HLSPlaylistParser {
 
     /// True when `url`'s path or `contentType` names an HLS playlist.
     public static func isPlaylist(url: URL, contentType: String?) -> Bool {
-        if let type = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased(),
-            ["application/vnd.apple.mpegurl", "application/x-mpegurl", "audio/mpegurl", "audio/x-mpegurl"].contains(type)
-        {
-            return true
+        isPlaylist(contentType: contentType) || isPlaylistPath(url)
+    }
+
+    /// True when `url`'s path ends in `.m3u8` (any case).
+    public static func isPlaylistPath(_ url: URL) -> Bool {
+        url.path.utf8.reversed().starts(with: "8u3m.".utf8, by: { asciiLowercase($0) == $1 })
+    }
+
+    /// True when `contentType` (parameters and surrounding spaces aside, any case) is an HLS playlist's type.
+    /// A proxy asks this of every request it answers from the cache, so it allocates nothing.
+    public static func isPlaylist(contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        let utf8 = contentType.utf8
+        let end = utf8.firstIndex(of: UInt8(ascii: ";")) ?? utf8.endIndex
+        let type = utf8[utf8.startIndex..<end].drop(while: isSpace).reversed().drop(while: isSpace).reversed()
+        return playlistTypes.contains { name in
+            type.count == name.utf8.count && type.elementsEqual(name.utf8, by: { asciiLowercase($0) == $1 })
         }
-        return url.path.lowercased().hasSuffix(".m3u8")
+    }
+
+    private static let playlistTypes = [
+        "application/vnd.apple.mpegurl", "application/x-mpegurl", "audio/mpegurl", "audio/x-mpegurl",
+    ]
+
+    private static func isSpace(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+
+    private static func asciiLowercase(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
     }
 }
 

@@ -8,25 +8,27 @@ import NIOHTTP1
 /// is answered on the event loop, from the data file by `sendfile`, without a task, a wait or a copy.
 extension ProxyHandler {
     /// Answers `request` from a settled cached copy; false (nothing written) when the loader must answer it.
-    func answerAtOnce(_ request: HTTPRequestHead, server: ProxyServer, channel: Channel) -> Bool {
+    func answerAtOnce(_ request: HTTPRequestHead, server: ProxyServer, context: ChannelHandlerContext) -> Bool {
         guard request.method == .GET || request.method == .HEAD else { return false }
-        let url: URL
-        let key: CacheKey
+        let media: LastMedia
         // A player asks for range after range of one URL on a connection: parse and hash it once.
         if let last = lastMedia, last.uri == request.uri {
-            (url, key) = (last.url, last.key)
+            media = last
         } else {
-            guard case .media(let media) = Self.target(of: request, server: server) else { return false }
-            (url, key) = (media, CacheKey(url: media))
-            lastMedia = (request.uri, url, key)
+            guard case .media(let url) = Self.target(of: request, server: server) else { return false }
+            media = LastMedia(
+                uri: request.uri, url: url, key: CacheKey(url: url),
+                pathNamesPlaylist: HLSPlaylistParser.isPlaylistPath(url))
+            lastMedia = media
         }
-        let started = Date()
-        let clock = ContinuousClock.now
+        let onAccess = server.onAccess
+        let started = onAccess == nil ? nil : (Date(), ContinuousClock.now)
         let isGet = request.method == .GET
         var planned: Plan?
-        let copy = server.loader.openSettledCopy(url: url, key: key) { info in
+        let copy = server.loader.openSettledCopy(url: media.url, key: media.key) { info in
             // A playlist is sent rewritten, never as its cached bytes.
-            guard let length = info.contentLength, !HLSPlaylistParser.isPlaylist(url: url, contentType: info.contentType)
+            guard let length = info.contentLength, !media.pathNamesPlaylist,
+                !HLSPlaylistParser.isPlaylist(contentType: info.contentType)
             else { return nil }
             let plan = Self.plan(request, info, length: length)
             planned = plan
@@ -38,29 +40,45 @@ extension ProxyHandler {
             try? handle.close()
             return false
         }
+        // Written past this handler's own `write` (which counts each write): the response is one pending write,
+        // counted until its end has been handed to the socket.
         let head = HTTPResponseHead(version: .http1_1, status: plan.status, headers: plan.headers)
-        channel.write(HTTPServerResponsePart.head(head), promise: nil)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
         let bytes = Int64(copy.range?.count ?? 0)
         if let range = copy.range, !range.isEmpty {
             let region = FileRegion(
                 fileHandle: handle, readerIndex: Int(range.lowerBound), endIndex: Int(range.upperBound))
-            channel.write(HTTPServerResponsePart.body(.fileRegion(region))).whenComplete { _ in try? handle.close() }
-        } else {
-            try? handle.close()
+            context.write(wrapOutboundOut(.body(.fileRegion(region))), promise: nil)
         }
+        pendingWrites += 1
         let keepAlive = request.isKeepAlive
-        let onAccess = server.onAccess
-        channel.writeAndFlush(HTTPServerResponsePart.end(nil)).whenComplete { result in
+        let channel = context.channel
+        let ended = context.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: ended)
+        // Writes complete in order, so the body's file is done with once the end is (sent or failed).
+        ended.futureResult.whenComplete { [self] result in
+            try? handle.close()
+            pendingWrites -= 1
             if !keepAlive { channel.close(promise: nil) }
-            guard let onAccess else { return }
+            guard let onAccess, let (time, clock) = started else { return }
             let elapsed = ContinuousClock.now - clock
             let sent: Int64 = if case .success = result { bytes } else { 0 }
             onAccess(ProxyAccess(
-                time: started, method: request.method.rawValue, url: OriginURL.withoutCredentials(url).absoluteString,
+                time: time, method: request.method.rawValue,
+                url: OriginURL.withoutCredentials(media.url).absoluteString,
                 range: request.headers.first(name: "range"), status: Int(plan.status.code), bytes: sent,
                 outcome: .hit,
                 duration: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
         }
         return true
+    }
+
+    /// The media URL last asked for on a connection, parsed and hashed once.
+    struct LastMedia {
+        var uri: String
+        var url: URL
+        var key: CacheKey
+        /// Whether the URL's path names an HLS playlist (such a resource is never sent as its cached bytes).
+        var pathNamesPlaylist: Bool
     }
 }

@@ -22,9 +22,9 @@ final class ProxyHandler: ChannelDuplexHandler, @unchecked Sendable {
     /// Writes handed to the socket and not yet taken by it (event loop only): one still waiting at the idle
     /// timeout means the client stopped reading, however small the write (the channel stays "writable" below its
     /// high-water mark, so that flag alone cannot tell).
-    private var pendingWrites = 0
+    var pendingWrites = 0
     /// The media URL last asked for on this connection, parsed and hashed (event loop only).
-    var lastMedia: (uri: String, url: URL, key: CacheKey)?
+    var lastMedia: LastMedia?
 
     init(box: ProxyBox, connections: ResponseCount) {
         self.box = box
@@ -44,7 +44,7 @@ final class ProxyHandler: ChannelDuplexHandler, @unchecked Sendable {
             guard let request = head, let server = box.get() else { return }
             head = nil
             // A settled cached copy is answered here and now (no task, one flush, the kernel copying the bytes).
-            if answerAtOnce(request, server: server, channel: context.channel) { return }
+            if answerAtOnce(request, server: server, context: context) { return }
             let channel = context.channel
             let responding = self.responding
             responding.value.add(1, ordering: .sequentiallyConsistent)

@@ -165,5 +165,15 @@ import Testing
         #expect(HLSPlaylistParser.isPlaylist(url: URL(string: "http://x/a.M3U8?s=1")!, contentType: nil))
         #expect(HLSPlaylistParser.isPlaylist(url: URL(string: "http://x/a")!, contentType: "application/vnd.apple.mpegurl; charset=utf-8"))
         #expect(!HLSPlaylistParser.isPlaylist(url: URL(string: "http://x/a.mp4")!, contentType: "video/mp4"))
+        for type in ["Application/X-MpegURL", " audio/mpegurl ;x=1", "\taudio/x-mpegurl", "application/vnd.apple.mpegurl;"] {
+            #expect(HLSPlaylistParser.isPlaylist(contentType: type), "\(type)")
+        }
+        for type in ["", ";", "application/vnd.apple.mpegurlx", "application/vnd.apple.mpegur", "x-mpegurl", "text/plain"] {
+            #expect(!HLSPlaylistParser.isPlaylist(contentType: type), "\(type)")
+        }
+        #expect(!HLSPlaylistParser.isPlaylist(contentType: nil))
+        #expect(HLSPlaylistParser.isPlaylistPath(URL(string: "http://x/dir/LIVE.m3U8")!))
+        #expect(!HLSPlaylistParser.isPlaylistPath(URL(string: "http://x/m3u8")!))
+        #expect(!HLSPlaylistParser.isPlaylistPath(URL(string: "http://x/a.m3u8/b")!))
     }
 }

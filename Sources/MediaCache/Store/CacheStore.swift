@@ -219,7 +219,7 @@ public final class CacheStore: Sendable {
     public func openCompleteFile(
         for key: CacheKey, sending select: (ResourceMetadata) -> ByteRange?
     ) -> CompleteFile? {
-        locked(noticingChangesWithin: Self.hitPathStaleness) { s in
+        let found: (String, ResourceMetadata, ByteRange?)? = locked(noticingChangesWithin: Self.hitPathStaleness) { s in
             guard let entry = entryLocked(&s, key), entry.info.state == .complete,
                 let length = entry.info.metadata.contentLength
             else { return nil }
@@ -236,14 +236,21 @@ public final class CacheStore: Sendable {
                     window = next
                 }
             }
-            guard var checked = s.entries[key], checked.written.contains(0..<length) else { return nil }
-            let fd = SystemCalls.openFile(path(for: checked), O_RDONLY | O_CLOEXEC, 0)
-            guard fd >= 0 else { return nil }
-            checked.info.lastAccess = now()
-            s.entries[key] = checked
+            // Checking may have read the index again: still this version, still whole.
+            guard let current = s.entries[key], current.info.generation == entry.info.generation,
+                current.info.state == .complete, current.written.contains(0..<length)
+            else { return nil }
+            s.entries[key]?.info.lastAccess = now()
             s.accessed.insert(key)
-            return CompleteFile(descriptor: fd, metadata: metadata, range: range)
+            return (path(for: key, generation: entry.info.generation, state: .complete), metadata, range)
         }
+        guard let (path, metadata, range) = found else { return nil }
+        // Opened without the lock (other threads answer from the store meanwhile). A complete version's file is
+        // never written again and its name holds the version's generation: the file this opens holds exactly
+        // the bytes checked above, or it is gone (evicted meanwhile) and the caller reads through the loader.
+        let fd = SystemCalls.openFile(path, O_RDONLY | O_CLOEXEC, 0)
+        guard fd >= 0 else { return nil }
+        return CompleteFile(descriptor: fd, metadata: metadata, range: range)
     }
 
     /// The ranges of `key` that can be read now (empty when not cached), including ranges other processes
