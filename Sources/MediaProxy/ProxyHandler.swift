@@ -25,6 +25,8 @@ final class ProxyHandler: ChannelDuplexHandler, @unchecked Sendable {
     var pendingWrites = 0
     /// The media URL last asked for on this connection, parsed and hashed (event loop only).
     var lastMedia: LastMedia?
+    /// The data file last answered from on this connection, kept open for its next request (event loop only).
+    var heldFile: HeldFile?
 
     init(box: ProxyBox, connections: ResponseCount) {
         self.box = box
@@ -67,7 +69,12 @@ final class ProxyHandler: ChannelDuplexHandler, @unchecked Sendable {
     func channelInactive(context: ChannelHandlerContext) {
         connections.value.subtract(1, ordering: .sequentiallyConsistent)
         task?.cancel()
+        releaseHeldFile()
         context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        releaseHeldFile()
     }
 
     /// Nothing written for the idle timeout: an idle keep-alive connection, or a client that stopped reading (its

@@ -49,7 +49,7 @@ import Glibc
         _ = try store.read(key: testKey("a"), range: 0..<10)
         clock.advance(by: 1)
         let file = try #require(store.openCompleteFile(for: testKey("b")) { _ in nil })
-        close(file.descriptor)
+        close(try #require(file.descriptor))
         // c is now the least recently used: it goes, not a or b.
         try fill(store, clock, ["d"], length: 1_000)
         #expect(Set(store.allResources().map(\.key)) == Set(["a", "b", "d"].map(testKey)))

@@ -78,7 +78,7 @@ import Testing
         try scribble(try h.store.dataPath(key), at: 150_000, [0, 0, 0, 0])
         // Only the bytes about to be sent are checked: a range clear of the bad block is sent, one over it is not.
         let clear = try #require(h.store.openCompleteFile(for: key) { _ in 0..<131_072 })
-        close(clear.descriptor)
+        close(try #require(clear.descriptor))
         #expect(clear.range == 0..<131_072)
         #expect(h.store.openCompleteFile(for: key) { _ in 140_000..<160_000 } == nil)
         #expect(h.store.info(for: key)?.state == .partial)

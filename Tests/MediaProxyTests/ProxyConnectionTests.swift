@@ -51,6 +51,36 @@ struct RawClient {
         }
     }
 
+    /// Reads one response of a keep-alive connection: its head (as text) and a body of its Content-Length; nil
+    /// when the server closed or said nothing within the read timeout.
+    func readResponse() -> (head: String, body: [UInt8])? {
+        var received = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let separator = Array("\r\n\r\n".utf8)
+        func readMore() -> Bool {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, 65536, 0) }
+            guard n > 0 else { return false }
+            received.append(contentsOf: buffer[0..<n])
+            return true
+        }
+        var headEnd: Int?
+        while headEnd == nil {
+            guard readMore() else { return nil }
+            headEnd = received.indices.dropLast(3).first { received[$0..<($0 + 4)].elementsEqual(separator) }
+        }
+        guard let end = headEnd else { return nil }
+        let head = String(decoding: received[0..<end], as: UTF8.self)
+        let length = head.split(separator: "\r\n").compactMap { line -> Int? in
+            let parts = line.split(separator: ":", maxSplits: 1)
+            guard parts.count == 2, parts[0].lowercased() == "content-length" else { return nil }
+            return Int(parts[1].trimmingCharacters(in: .whitespaces))
+        }.first ?? 0
+        while received.count < end + 4 + length {
+            guard readMore() else { return nil }
+        }
+        return (head, Array(received[(end + 4)..<(end + 4 + length)]))
+    }
+
     func close() { Glibc.close(fd) }
 }
 
@@ -112,6 +142,41 @@ struct RawClient {
         }
         let closed = server.openConnections == 0
         #expect(closed, "the proxy kept writing to a client that stopped reading")
+        await h.close()
+    }
+}
+
+@Suite struct ProxyHeldFileTests {
+    /// The hit path keeps a connection's data file open between its requests: a new version of the resource,
+    /// stored meanwhile, is sent from its own file, never from the one held for the old version.
+    @Test(.timeLimit(.minutes(1))) func aConnectionGetsANewVersionsBytesNotTheFileItHeld() async throws {
+        let h = try await ProxyHarness()
+        let old = content(300_000, seed: 1)
+        let new = content(300_000, seed: 2)
+        h.origin.set(OriginResource(bytes: old, etag: "\"old\""), at: "/v.mp4")
+        let url = h.mediaURL("v.mp4")
+        #expect(try await h.get(url).body == old)
+        let path = String(url.dropFirst("http://127.0.0.1:\(h.proxy.port)".count))
+        let client = try RawClient(port: h.proxy.port)
+        defer { client.close() }
+        let ask = "GET \(path) HTTP/1.1\r\nHost: x\r\nRange: bytes=1000-1999\r\n\r\n"
+        let hits = h.loader.metrics.hits
+        client.send(ask)
+        let first = try #require(client.readResponse())
+        #expect(first.body == Array(old[1000..<2000]))
+        #expect(h.loader.metrics.hits == hits + 1, "the first range was not answered from the cache")
+
+        // Another version replaces it (as `cache rm` and a later read would): same key, a new data file.
+        h.origin.set(OriginResource(bytes: new, etag: "\"new\""), at: "/v.mp4")
+        #expect(try h.store.remove(key: CacheKey(url: h.origin.url("v.mp4"))))
+        #expect(try await h.cache.read("v.mp4") == new)
+
+        client.send(ask)
+        let second = try #require(client.readResponse())
+        #expect(second.body == Array(new[1000..<2000]))
+        #expect(h.loader.metrics.hits == hits + 2, "the second range was not answered from the cache")
+        client.send(ask)
+        #expect(try #require(client.readResponse()).body == Array(new[1000..<2000]))
         await h.close()
     }
 }

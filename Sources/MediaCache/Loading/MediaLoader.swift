@@ -46,8 +46,11 @@ public struct ContentInformation: Sendable, Equatable {
 
 /// A cached copy opened for sending straight from its data file (see `MediaLoader.openSettledCopy`).
 public struct SettledCopy: Sendable {
-    /// Read-only descriptor of the data file; the receiver closes it.
-    public let descriptor: Int32
+    /// Read-only descriptor of the data file, which the receiver closes; nil when the receiver said it holds this
+    /// version's file open already (`holding`).
+    public let descriptor: Int32?
+    /// Which version this is: pass it as `holding` while the descriptor is kept open.
+    public let version: Int64
     /// The stored version (its length is known).
     public let information: ContentInformation
     /// The bytes picked to send, checked and counted; nil when none were picked.
@@ -216,13 +219,13 @@ public final class MediaLoader: Sendable {
         let file = store.openCompleteFile(for: key) { stored in
             stored.isDifferentVersion(from: version) || stored.contentLength != version.contentLength ? nil : range
         }
-        guard let file else { return nil }
+        guard let file, let descriptor = file.descriptor else { return nil }
         guard file.range == range else {
-            SystemCalls.closeDescriptor(file.descriptor)
+            SystemCalls.closeDescriptor(descriptor)
             return nil
         }
         recordHit(url: url, key: key, range: range)
-        return file.descriptor
+        return descriptor
     }
 
     /// Opens `key`'s data file to answer a request at once, without suspending and without the origin, when
@@ -230,14 +233,15 @@ public final class MediaLoader: Sendable {
     /// (or is turned off), and the bytes `select` picks from what is stored passed their checksums. Counted as
     /// a request the cache answered. Nil otherwise: answer through `load`, which waits for what is missing.
     public func openSettledCopy(
-        url: URL, key: CacheKey, sending select: (ContentInformation) -> ByteRange?
+        url: URL, key: CacheKey, holding: Int64? = nil, sending select: (ContentInformation) -> ByteRange?
     ) -> SettledCopy? {
         guard !configuration.revalidate || coordinator.validationEnded(key, now: store.now()) else { return nil }
-        guard let file = store.openCompleteFile(for: key, sending: { select(ContentInformation($0)) }) else {
-            return nil
-        }
+        guard let file = store.openCompleteFile(for: key, holding: holding, sending: { select(ContentInformation($0)) })
+        else { return nil }
         if let range = file.range { recordHit(url: url, key: key, range: range) }
-        return SettledCopy(descriptor: file.descriptor, information: ContentInformation(file.metadata), range: file.range)
+        return SettledCopy(
+            descriptor: file.descriptor, version: file.version, information: ContentInformation(file.metadata),
+            range: file.range)
     }
 
     private func recordHit(url: URL, key: CacheKey, range: ByteRange) {

@@ -216,10 +216,12 @@ public final class CacheStore: Sendable {
     /// zero-copy sending, with the stored version and the bytes `select` picked from it (nil: none, e.g. a HEAD);
     /// nil unless every byte is cached and the picked ones passed their checksums. Eviction renames the file, so
     /// an open descriptor stays valid while it is read. One lock and index look-up for the lot (a proxy's hit path).
+    /// `holding`: the version whose file the caller holds open from an earlier call; when it is still the one
+    /// stored, nothing is opened (the descriptor is nil) and the caller sends from the file it holds.
     public func openCompleteFile(
-        for key: CacheKey, sending select: (ResourceMetadata) -> ByteRange?
+        for key: CacheKey, holding: Int64? = nil, sending select: (ResourceMetadata) -> ByteRange?
     ) -> CompleteFile? {
-        let found: (String, ResourceMetadata, ByteRange?)? = locked(noticingChangesWithin: Self.hitPathStaleness) { s in
+        let found: (String, Int64, ResourceMetadata, ByteRange?)? = locked(noticingChangesWithin: Self.hitPathStaleness) { s in
             guard let entry = entryLocked(&s, key), entry.info.state == .complete,
                 let length = entry.info.metadata.contentLength
             else { return nil }
@@ -242,15 +244,21 @@ public final class CacheStore: Sendable {
             else { return nil }
             s.entries[key]?.info.lastAccess = now()
             s.accessed.insert(key)
-            return (path(for: key, generation: entry.info.generation, state: .complete), metadata, range)
+            let generation = entry.info.generation
+            return (path(for: key, generation: generation, state: .complete), generation, metadata, range)
         }
-        guard let (path, metadata, range) = found else { return nil }
-        // Opened without the lock (other threads answer from the store meanwhile). A complete version's file is
-        // never written again and its name holds the version's generation: the file this opens holds exactly
-        // the bytes checked above, or it is gone (evicted meanwhile) and the caller reads through the loader.
+        guard let (path, generation, metadata, range) = found else { return nil }
+        // A complete version's file is never written again (bytes found corrupt are moved out of the complete
+        // state first, and come back only as the same bytes), and its name holds the version's generation, which
+        // no other version ever has: a file opened for this generation holds exactly the bytes checked above.
+        if holding == generation {
+            return CompleteFile(descriptor: nil, version: generation, metadata: metadata, range: range)
+        }
+        // Opened without the lock (other threads answer from the store meanwhile): the file, or nothing if it was
+        // evicted meanwhile (the caller then reads through the loader).
         let fd = SystemCalls.openFile(path, O_RDONLY | O_CLOEXEC, 0)
         guard fd >= 0 else { return nil }
-        return CompleteFile(descriptor: fd, metadata: metadata, range: range)
+        return CompleteFile(descriptor: fd, version: generation, metadata: metadata, range: range)
     }
 
     /// The ranges of `key` that can be read now (empty when not cached), including ranges other processes
@@ -368,8 +376,10 @@ public final class CacheStore: Sendable {
 
 /// A completely cached resource's data file opened for sending (see `CacheStore.openCompleteFile`).
 public struct CompleteFile: Sendable {
-    /// Read-only descriptor; the receiver closes it.
-    public let descriptor: Int32
+    /// Read-only descriptor, which the receiver closes; nil when the receiver holds this version's file already.
+    public let descriptor: Int32?
+    /// Which version of the resource this is (its data file's generation; no two versions share one).
+    public let version: Int64
     /// The version stored (its length is the file's).
     public let metadata: ResourceMetadata
     /// The bytes picked to send, checked; nil when none were picked.
