@@ -221,7 +221,7 @@ public final class CacheStore: Sendable {
     public func openCompleteFile(
         for key: CacheKey, holding: Int64? = nil, sending select: (ResourceMetadata) -> ByteRange?
     ) -> CompleteFile? {
-        let found: (String, Int64, ResourceMetadata, ByteRange?)? = locked(noticingChangesWithin: Self.hitPathStaleness) { s in
+        let found: (Int64, ResourceMetadata, ByteRange?)? = locked(noticingChangesWithin: Self.hitPathStaleness) { s in
             guard let entry = entryLocked(&s, key), entry.info.state == .complete,
                 let length = entry.info.metadata.contentLength
             else { return nil }
@@ -244,10 +244,9 @@ public final class CacheStore: Sendable {
             else { return nil }
             s.entries[key]?.info.lastAccess = now()
             s.accessed.insert(key)
-            let generation = entry.info.generation
-            return (path(for: key, generation: generation, state: .complete), generation, metadata, range)
+            return (entry.info.generation, metadata, range)
         }
-        guard let (path, generation, metadata, range) = found else { return nil }
+        guard let (generation, metadata, range) = found else { return nil }
         // A complete version's file is never written again (bytes found corrupt are moved out of the complete
         // state first, and come back only as the same bytes), and its name holds the version's generation, which
         // no other version ever has: a file opened for this generation holds exactly the bytes checked above.
@@ -256,7 +255,7 @@ public final class CacheStore: Sendable {
         }
         // Opened without the lock (other threads answer from the store meanwhile): the file, or nothing if it was
         // evicted meanwhile (the caller then reads through the loader).
-        let fd = SystemCalls.openFile(path, O_RDONLY | O_CLOEXEC, 0)
+        let fd = SystemCalls.openFile(path(for: key, generation: generation, state: .complete), O_RDONLY | O_CLOEXEC, 0)
         guard fd >= 0 else { return nil }
         return CompleteFile(descriptor: fd, version: generation, metadata: metadata, range: range)
     }
