@@ -37,7 +37,9 @@ extension ProxyHandler {
         }
         guard let copy else { return false }
         guard let plan = planned else {
-            if let descriptor = copy.descriptor { try? NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor).close() }
+            if let descriptor = copy.descriptor {
+                try? NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor).close()
+            }
             return false
         }
         // The data file stays open for the connection's next request of the same version (a player reads one
