@@ -51,9 +51,7 @@ public enum HLSPlaylistParser {
         let utf8 = contentType.utf8
         let end = utf8.firstIndex(of: UInt8(ascii: ";")) ?? utf8.endIndex
         let type = utf8[utf8.startIndex..<end].drop(while: isSpace).reversed().drop(while: isSpace).reversed()
-        return playlistTypes.contains { name in
-            type.count == name.utf8.count && type.elementsEqual(name.utf8, by: { asciiLowercase($0) == $1 })
-        }
+        return playlistTypes.contains { type.elementsEqual($0.utf8, by: { asciiLowercase($0) == $1 }) }
     }
 
     private static let playlistTypes = [
