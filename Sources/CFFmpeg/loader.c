@@ -14,15 +14,17 @@
 #define LIB_AVCODEC "libavcodec.so." STORIES_STR(LIBAVCODEC_VERSION_MAJOR)
 #define LIB_SWSCALE "libswscale.so." STORIES_STR(LIBSWSCALE_VERSION_MAJOR)
 #define LIB_AVUTIL "libavutil.so." STORIES_STR(LIBAVUTIL_VERSION_MAJOR)
+#define LIB_AVFILTER "libavfilter.so." STORIES_STR(LIBAVFILTER_VERSION_MAJOR)
 
-static const char *const library_names[] = {LIB_AVUTIL, LIB_SWSCALE, LIB_AVCODEC, LIB_AVFORMAT};
-static void *libraries[4];
+static const char *const library_names[] = {LIB_AVUTIL, LIB_SWSCALE, LIB_AVCODEC, LIB_AVFORMAT, LIB_AVFILTER};
+#define LIBRARY_COUNT 5
+static void *libraries[LIBRARY_COUNT];
 static char load_error[512];
 static int loaded;
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 
 static void *symbol(const char *name) {
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < LIBRARY_COUNT; i++) {
         if (libraries[i]) {
             void *found = dlsym(libraries[i], name);
             if (found) return found;
@@ -38,11 +40,15 @@ static const char *const required[] = {
     "avcodec_free_context", "avcodec_open2", "avcodec_parameters_to_context", "avcodec_receive_frame",
     "avcodec_send_packet", "avformat_alloc_context", "avformat_close_input", "avformat_find_stream_info",
     "avformat_free_context", "avformat_open_input", "avio_alloc_context", "avio_context_free", "sws_scale",
-    "sws_getCachedContext", "sws_freeContext",
+    "sws_getCachedContext", "sws_freeContext", "sws_setColorspaceDetails", "sws_getCoefficients",
+    "av_stream_get_side_data", "av_frame_get_side_data", "av_dict_get", "av_get_pix_fmt_name", "avfilter_graph_alloc",
+    "avfilter_graph_free", "avfilter_get_by_name", "avfilter_graph_create_filter", "avfilter_graph_parse_ptr",
+    "avfilter_inout_alloc", "avfilter_inout_free", "avfilter_graph_config", "av_buffersrc_add_frame_flags",
+    "av_buffersink_get_frame", "av_strdup",
 };
 
 static void load(void) {
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < LIBRARY_COUNT; i++) {
         libraries[i] = dlopen(library_names[i], RTLD_NOW | RTLD_GLOBAL);
         if (!libraries[i]) {
             snprintf(load_error, sizeof load_error, "cannot load %s (%s)", library_names[i], dlerror());
@@ -138,3 +144,31 @@ STUB(struct SwsContext *, sws_getCachedContext,
       enum AVPixelFormat dstFormat, int flags, SwsFilter *srcFilter, SwsFilter *dstFilter, const double *param),
      (context, srcW, srcH, srcFormat, dstW, dstH, dstFormat, flags, srcFilter, dstFilter, param))
 STUB_VOID(sws_freeContext, (struct SwsContext *swsContext), (swsContext))
+STUB(int, sws_setColorspaceDetails,
+     (struct SwsContext *c, const int inv_table[4], int srcRange, const int table[4], int dstRange, int brightness,
+      int contrast, int saturation),
+     (c, inv_table, srcRange, table, dstRange, brightness, contrast, saturation))
+STUB(const int *, sws_getCoefficients, (int colorspace), (colorspace))
+STUB(uint8_t *, av_stream_get_side_data, (const AVStream *stream, enum AVPacketSideDataType type, size_t *size),
+     (stream, type, size))
+STUB(AVFrameSideData *, av_frame_get_side_data, (const AVFrame *frame, enum AVFrameSideDataType type), (frame, type))
+STUB(AVDictionaryEntry *, av_dict_get, (const AVDictionary *m, const char *key, const AVDictionaryEntry *prev, int flags),
+     (m, key, prev, flags))
+STUB(const char *, av_get_pix_fmt_name, (enum AVPixelFormat pix_fmt), (pix_fmt))
+STUB(AVFilterGraph *, avfilter_graph_alloc, (void), ())
+STUB_VOID(avfilter_graph_free, (AVFilterGraph **graph), (graph))
+STUB(const AVFilter *, avfilter_get_by_name, (const char *name), (name))
+STUB(int, avfilter_graph_create_filter,
+     (AVFilterContext **filt_ctx, const AVFilter *filt, const char *name, const char *args, void *opaque,
+      AVFilterGraph *graph_ctx),
+     (filt_ctx, filt, name, args, opaque, graph_ctx))
+STUB(int, avfilter_graph_parse_ptr,
+     (AVFilterGraph *graph, const char *filters, AVFilterInOut **inputs, AVFilterInOut **outputs, void *log_ctx),
+     (graph, filters, inputs, outputs, log_ctx))
+STUB(AVFilterInOut *, avfilter_inout_alloc, (void), ())
+STUB_VOID(avfilter_inout_free, (AVFilterInOut **inout), (inout))
+STUB(int, avfilter_graph_config, (AVFilterGraph *graphctx, void *log_ctx), (graphctx, log_ctx))
+STUB(int, av_buffersrc_add_frame_flags, (AVFilterContext *buffer_src, AVFrame *frame, int flags),
+     (buffer_src, frame, flags))
+STUB(int, av_buffersink_get_frame, (AVFilterContext *ctx, AVFrame *frame), (ctx, frame))
+STUB(char *, av_strdup, (const char *s), (s))

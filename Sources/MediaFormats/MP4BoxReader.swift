@@ -12,16 +12,24 @@ public struct MP4Layout: Sendable, Equatable {
     public var duration: Double
     /// The `moov` box (the header a player needs before the first frame).
     public var moov: Range<Int64>
-    /// The `mdat` box (the payload).
+    /// The `mdat` box (the payload); in a fragmented MP4, every `moof`/`mdat` pair from the first on.
     public var mdat: Range<Int64>
+    /// Index boxes a demuxer reads before the first frame (a fragmented MP4's `sidx`, and its `mfra` at the end).
+    public var index: [Range<Int64>]
+    /// True when the media lies in `moof`/`mdat` fragments (the `moov` has an `mvex`).
+    public var fragmented: Bool
     /// True when `moov` comes after `mdat`, so the header sits at the end of the file.
     public var moovAtEnd: Bool { moov.lowerBound > mdat.lowerBound }
 
     /// A layout from its parts.
-    public init(duration: Double, moov: Range<Int64>, mdat: Range<Int64>) {
+    public init(
+        duration: Double, moov: Range<Int64>, mdat: Range<Int64>, index: [Range<Int64>] = [], fragmented: Bool = false
+    ) {
         self.duration = duration
         self.moov = moov
         self.mdat = mdat
+        self.index = index
+        self.fragmented = fragmented
     }
 
     /// The byte ranges the first `seconds` of playback need, in a file of `length` bytes: everything before the
@@ -34,20 +42,11 @@ public struct MP4Layout: Sendable, Equatable {
         var ranges: [Range<Int64>] = []
         if mdat.lowerBound > 0 { ranges.append(0..<mdat.lowerBound) }
         ranges.append(moov)
+        ranges.append(contentsOf: index)
         let payloadEnd = Swift.min(mdat.upperBound, mdat.lowerBound + payloadBytes)
         if payloadEnd > mdat.lowerBound { ranges.append(mdat.lowerBound..<payloadEnd) }
         // Join and clamp: `moov` may follow the leading bytes directly or overlap nothing else.
-        var merged: [Range<Int64>] = []
-        for range in ranges.sorted(by: { $0.lowerBound < $1.lowerBound }) {
-            let clamped = Swift.min(range.lowerBound, length)..<Swift.min(range.upperBound, length)
-            guard !clamped.isEmpty else { continue }
-            if let last = merged.last, clamped.lowerBound <= last.upperBound {
-                merged[merged.count - 1] = last.lowerBound..<Swift.max(last.upperBound, clamped.upperBound)
-            } else {
-                merged.append(clamped)
-            }
-        }
-        return merged
+        return MediaLayout.merged(ranges, length: length)
     }
 }
 
@@ -65,6 +64,8 @@ public enum MP4Error: Error, Equatable, Sendable, CustomStringConvertible {
     case headerTooLarge(Int64)
     /// `mvhd` is malformed.
     case badMovieHeader(String)
+    /// A fragmented MP4 whose length in time nothing in it tells.
+    case fragmentsWithoutDuration
 
     public var description: String {
         switch self {
@@ -74,6 +75,7 @@ public enum MP4Error: Error, Equatable, Sendable, CustomStringConvertible {
         case .missing(let box): return "MP4 file has no '\(box)' box"
         case .headerTooLarge(let size): return "MP4 header ('moov') of \(size) bytes is too large"
         case .badMovieHeader(let why): return "MP4 movie header is malformed (\(why))"
+        case .fragmentsWithoutDuration: return "fragmented MP4 gives no duration (no mehd, sidx, mfra or readable fragments)"
         }
     }
 }
@@ -92,8 +94,11 @@ public enum MP4BoxReader {
         var offset: Int64 = 0
         var moov: Range<Int64>?
         var mdat: Range<Int64>?
+        var moof: Range<Int64>?
+        var sidx: Range<Int64>?
         var count = 0
-        while offset < length, moov == nil || mdat == nil {
+        // A fragmented MP4's payload starts at its first `moof`: the walk stops there.
+        while offset < length, moov == nil || (mdat == nil && moof == nil) {
             count += 1
             guard count <= maxTopLevelBoxes else { throw MP4Error.tooDeep(offset: offset) }
             let headerBytes = try await reader.read(offset..<Swift.min(length, offset + 16))
@@ -106,13 +111,21 @@ public enum MP4BoxReader {
             let header = try boxHeader(headerBytes, at: offset, limit: length)
             let range = offset..<(offset + header.size)
             if header.type == "moov" { moov = range }
-            if header.type == "mdat" { mdat = range }
+            if header.type == "mdat", mdat == nil { mdat = range }
+            if header.type == "moof", moof == nil { moof = range }
+            if header.type == "sidx", sidx == nil, moof == nil { sidx = range }
             offset = range.upperBound
         }
         guard let moov else { throw MP4Error.missing("moov") }
-        guard let mdat else { throw MP4Error.missing("mdat") }
         guard moov.count <= maxHeaderBytes else { throw MP4Error.headerTooLarge(Int64(moov.count)) }
         let moovBytes = try await reader.read(moov)
+        if let moof, mdat.map({ $0.lowerBound > moof.lowerBound }) ?? true,
+            try findBox("mvex", in: moovBytes, range: 0..<moovBytes.count, depth: 0) != nil
+        {
+            return try await fragmentedLayout(
+                of: reader, length: length, moov: moov, moovBytes: moovBytes, firstMoof: moof, sidx: sidx)
+        }
+        guard let mdat else { throw MP4Error.missing("mdat") }
         let duration = try movieDuration(inMoov: moovBytes)
         return MP4Layout(duration: duration, moov: moov, mdat: mdat)
     }
@@ -195,7 +208,7 @@ public enum MP4BoxReader {
         return nil
     }
 
-    private static func bigEndian32(_ bytes: [UInt8], _ index: Int) -> UInt32 {
+    static func bigEndian32(_ bytes: [UInt8], _ index: Int) -> UInt32 {
         UInt32(bytes[index]) << 24 | UInt32(bytes[index + 1]) << 16 | UInt32(bytes[index + 2]) << 8
             | UInt32(bytes[index + 3])
     }

@@ -60,7 +60,7 @@ struct PrefetchCommand: AsyncParsableCommand {
             let loader = MediaLoader(store: store, configuration: LoaderDefaults.configuration, logger: CLILogging.logger())
             var configuration = PreloadConfiguration()
             configuration.sliceBytes = 1 << 20
-            let preloader = Preloader(loader: loader, configuration: configuration, planner: MP4PreloadPlanning())
+            let preloader = Preloader(loader: loader, configuration: configuration, planner: MediaPreloadPlanning())
             let progress = ProgressLine(enabled: isatty(STDERR_FILENO) == 1)
             let workHandle = TaskHandle()
             let signals = SignalWatcher { workHandle.cancel() }

@@ -63,9 +63,11 @@ enum TerminalApp {
                 controller.setPictureBox(wanted)
             }
             screen.draw(StoriesRenderer.render(model, width: size.width, height: size.height))
-            // A playing picture is redrawn at up to 50 frames a second (only changed cells go out), text ten times.
+            // A playing picture is redrawn twice per frame shown (at most 50 times a second; only changed cells go
+            // out), so each frame stays up equally long; text ten times a second.
             let moving = model.snapshot.frame != nil && model.snapshot.status?.state == .playing
-            guard let input = screen.read(timeoutMs: moving ? 20 : 100) else {
+            let frameMs = model.snapshot.status?.frameInterval.map { Int(($0 * 500).rounded(.down)) } ?? 20
+            guard let input = screen.read(timeoutMs: moving ? Swift.max(8, Swift.min(20, frameMs)) : 100) else {
                 // A closed terminal makes every read fail at once: leave rather than spin.
                 if screen.isGone { return }
                 continue

@@ -195,7 +195,7 @@ import Testing
             Story(id: "hls", title: "hls", source: .remote(sim.origin.url("s/master.m3u8"))),
         ]
         let navigator = StoryNavigator(stories: stories, playCounts: [:], showAll: false)
-        let preloader = Preloader(loader: sim.loader, planner: MP4PreloadPlanning())
+        let preloader = Preloader(loader: sim.loader, planner: MediaPreloadPlanning())
         let driver = PreloadDriver(
             preloader: preloader, policy: PreloadPolicy(), resolve: StorySession.resolver(originBase: nil),
             loader: sim.loader)

@@ -75,7 +75,7 @@ final class SampleLog: Sendable {
         let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 500_000, latency: 0.1))
         let file = MP4Fixture.file(duration: 5, payload: 400_000, moovAtEnd: moovAtEnd)
         sim.origin.set(OriginResource(bytes: file), at: "/v.mp4")
-        let preloader = Preloader(loader: sim.loader, planner: MP4PreloadPlanning())
+        let preloader = Preloader(loader: sim.loader, planner: MediaPreloadPlanning())
         let result = try await sim.run { try await preloader.preload(target(sim, "v.mp4")) }
         #expect(result.phase == .preloaded)
         let layout = try await MP4BoxReader.layout(of: ArrayReader(bytes: file), length: Int64(file.count))
@@ -106,7 +106,7 @@ final class SampleLog: Sendable {
     @Test func aPausedPreloaderSendsNoRequestsAndStopsWithinASlice() async throws {
         let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 50_000, latency: 0.1))
         sim.origin.set(OriginResource(bytes: Self.video), at: "/v.mp4")
-        let preloader = Preloader(loader: sim.loader, planner: MP4PreloadPlanning())
+        let preloader = Preloader(loader: sim.loader, planner: MediaPreloadPlanning())
         preloader.pause()
         preloader.reset([target(sim, "v.mp4", .full)])
         try await sim.run { try await sim.clock.sleep(until: sim.clock.now + 5) }
@@ -136,7 +136,7 @@ final class SampleLog: Sendable {
     @Test func aSwipeCancelsPreloadsNoLongerWanted() async throws {
         let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 50_000, latency: 0.1))
         for name in ["b", "c"] { sim.origin.set(OriginResource(bytes: Self.video), at: "/\(name).mp4") }
-        let preloader = Preloader(loader: sim.loader, planner: MP4PreloadPlanning())
+        let preloader = Preloader(loader: sim.loader, planner: MediaPreloadPlanning())
         preloader.resetPreloading(urls: [sim.origin.url("b.mp4"), sim.origin.url("c.mp4")])
         // Virtual time only moves when nothing is in flight: let b's first request go out before it does, or on
         // a busy machine a whole virtual second can pass before the preloader has sent anything.
@@ -163,7 +163,7 @@ final class SampleLog: Sendable {
     @Test func thePlayerAdoptsAPreloadInFlightInsteadOfFetchingTwice() async throws {
         let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 100_000, latency: 0.1))
         sim.origin.set(OriginResource(bytes: Self.video), at: "/b.mp4")
-        let preloader = Preloader(loader: sim.loader, planner: MP4PreloadPlanning())
+        let preloader = Preloader(loader: sim.loader, planner: MediaPreloadPlanning())
         let b = target(sim, "b.mp4")
         preloader.reset([b])
         try await sim.run { try await sim.clock.sleep(until: sim.clock.now + 0.5) }
@@ -188,7 +188,7 @@ final class SampleLog: Sendable {
         let stories = ["a", "b"].map { Story(id: $0, title: $0, source: .remote(sim.origin.url("\($0).mp4"))) }
         let navigator = StoryNavigator(stories: stories, playCounts: [:], showAll: false)
         let driver = PreloadDriver(
-            preloader: Preloader(loader: sim.loader, planner: MP4PreloadPlanning()), policy: PreloadPolicy(),
+            preloader: Preloader(loader: sim.loader, planner: MediaPreloadPlanning()), policy: PreloadPolicy(),
             resolve: StorySession.resolver(originBase: nil))
         let player = PlayerStub(loader: sim.loader, url: sim.origin.url("a.mp4"), storyID: "a", clock: sim.clock)
         driver.storyChanged(to: 0, navigator: navigator)

@@ -1,7 +1,8 @@
 #ifndef STORIES_CFFMPEG_SHIM_H
 #define STORIES_CFFMPEG_SHIM_H
 
-// FFmpeg 5.1's demuxer, decoder and scaler (Debian: libavformat-dev libavcodec-dev libswscale-dev libavutil-dev).
+// FFmpeg 5.1's demuxer, decoder, scaler and filters (Debian: libavformat-dev libavcodec-dev libswscale-dev
+// libavutil-dev libavfilter-dev).
 #include <libavformat/avformat.h>
 #include <libavformat/avio.h>
 #include <libavcodec/avcodec.h>
@@ -10,6 +11,12 @@
 #include <libavutil/imgutils.h>
 #include <libavutil/error.h>
 #include <libavutil/log.h>
+#include <libavutil/display.h>
+#include <libavutil/dict.h>
+#include <libavutil/pixdesc.h>
+#include <libavfilter/avfilter.h>
+#include <libavfilter/buffersrc.h>
+#include <libavfilter/buffersink.h>
 #include <errno.h>
 
 // The libraries are not linked: they are loaded the first time a picture is decoded (see loader.c), so commands
@@ -28,5 +35,7 @@ static inline int stories_avseek_size(void) { return AVSEEK_SIZE; }
 static inline int stories_avseek_force(void) { return AVSEEK_FORCE; }
 static inline int64_t stories_av_nopts_value(void) { return AV_NOPTS_VALUE; }
 static inline int stories_av_log_quiet(void) { return AV_LOG_QUIET; }
+static inline int stories_ff_thread_frame_slice(void) { return FF_THREAD_FRAME | FF_THREAD_SLICE; }
+static inline int stories_sws_cs_default(void) { return SWS_CS_DEFAULT; }
 
 #endif

@@ -49,6 +49,8 @@ public struct PlaybackStatus: Sendable, Equatable {
     public var error: String?
     /// Frames shown and dropped (zero when video is not decoded).
     public var frames = FrameCounts()
+    /// Seconds between the frames shown (the video's cadence), once known: how often a display redraws.
+    public var frameInterval: Double?
 
     /// A player's status before it starts.
     public init() {}

@@ -37,7 +37,8 @@ public enum PlayerEvent: Sendable, Equatable {
             return ["event": "stall_end", "id": id, "durationMs": durationMs]
         case .storyEnd(let id, let playCount, let stalls, let stallMs, let completed, let frames):
             return ["event": "story_end", "id": id, "playCount": playCount, "stalls": stalls, "stallMs": stallMs,
-                    "completed": completed, "framesShown": frames.shown, "framesDropped": frames.dropped]
+                    "completed": completed, "framesShown": frames.shown, "framesDropped": frames.dropped,
+                    "framesSkipped": frames.skipped]
         case .variant(let id, let positionMs, let bandwidth, let resolution):
             var json: [String: Any] = ["event": "variant", "id": id, "positionMs": positionMs, "bandwidth": bandwidth]
             if let resolution { json["resolution"] = resolution }

@@ -191,17 +191,39 @@ public final class PlayerStub: Sendable {
             switcher: switcher)
     }
 
+    /// A photo story's seconds when the playlist gives none (Instagram's default).
+    static let photoSeconds = 5.0
+
+    /// How long the story plays and where its payload lies: from the container (MP4, fragmented MP4, WebM), for a
+    /// photo the playlist's duration or 5 s, otherwise the playlist's duration or what FFmpeg reports.
     private func readHeader(length: Int64) async throws -> (Double, Range<Int64>) {
+        let layout: MediaLayout?
         do {
-            let layout = try await MP4BoxReader.layout(
-                of: LoaderRangeReader(loader: loader, url: url, key: key), length: length)
-            return (layout.duration, layout.mdat)
+            layout = try await MediaLayout.read(from: LoaderRangeReader(loader: loader, url: url, key: key), length: length)
+        } catch let error as MediaLayoutError {
+            throw PlayerError("\(error)")
         } catch let error as MP4Error {
-            guard let fallbackDuration else {
-                throw PlayerError("\(error) and the playlist gives no duration for it")
-            }
+            guard let fallbackDuration else { throw PlayerError("\(error) and the playlist gives no duration for it") }
+            return (fallbackDuration, 0..<length)
+        } catch let error as MatroskaError {
+            guard let fallbackDuration else { throw PlayerError("\(error) and the playlist gives no duration for it") }
             return (fallbackDuration, 0..<length)
         }
+        if case .image = layout { return (fallbackDuration ?? Self.photoSeconds, 0..<length) }
+        let payload = layout?.payload(length: length) ?? 0..<length
+        if let duration = layout?.duration { return (duration, payload) }
+        if let fallbackDuration { return (fallbackDuration, payload) }
+        let probed: Double?
+        do {
+            probed = try await MediaProbe.duration(loader: loader, url: url, key: key, length: length)
+        } catch let error as VideoDecodeError {
+            throw PlayerError("\(error)")
+        }
+        guard let probed, probed > 0, probed.isFinite else {
+            throw PlayerError(
+                "the video does not say how long it plays (give the story a \"duration\" in the playlist)")
+        }
+        return (probed, payload)
     }
 
     /// Reads what plays from run offset `offset` on in the background (see `pull`).
@@ -239,7 +261,7 @@ public final class PlayerStub: Sendable {
     ) async throws {
         var download = startDownload(run, from: run.parts.played.lowerBound, switcher: switcher)
         defer { download.cancel() }
-        let tick = decoder == nil ? configuration.tick : Swift.min(configuration.tick, 0.02)
+        var tick = decoder == nil ? configuration.tick : Swift.min(configuration.tick, 0.02)
         var last = clock.now
         var stallStart: Double?
         while true {
@@ -317,7 +339,10 @@ public final class PlayerStub: Sendable {
             if let decoder {
                 decoder.show(at: status.position)
                 status.frames = decoder.counts
+                status.frameInterval = decoder.cadence?.interval
             }
+            // Twice a shown frame: each frame is due at a tick, at an even beat.
+            if let interval = status.frameInterval, interval > 0 { tick = Swift.min(tick, interval / 2) }
             let final = status
             update { $0 = final }
             if final.state == .finished { return }

@@ -49,7 +49,7 @@ public final class StorySession: Sendable {
             var configuration = PreloadConfiguration()
             configuration.seconds = policy.seconds
             return PreloadDriver(
-                preloader: Preloader(loader: loader, configuration: configuration, planner: MP4PreloadPlanning()), policy: policy,
+                preloader: Preloader(loader: loader, configuration: configuration, planner: MediaPreloadPlanning()), policy: policy,
                 resolve: resolve, loader: loader, throughput: throughput)
         }
         self.playlist = playlist

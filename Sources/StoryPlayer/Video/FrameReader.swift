@@ -58,7 +58,7 @@ final class FrameReader {
     private var format: UnsafeMutablePointer<AVFormatContext>?
     private var codec: UnsafeMutablePointer<AVCodecContext>?
     private var packet: UnsafeMutablePointer<AVPacket>?
-    private var scaler: OpaquePointer?
+    private let converter: FrameConverter
     private let streamIndex: Int32
     private let timeBase: Double
     private let startTime: Int64
@@ -66,6 +66,10 @@ final class FrameReader {
     /// Pixels across and down of the coded picture.
     let width: Int
     let height: Int
+    /// Frames a second the stream declares (its average rate), when it does.
+    let framesPerSecond: Double?
+    /// Seconds the container says the media lasts (FFmpeg's figure), when it says.
+    let containerDuration: Double?
 
     /// Opens the video: reads its header through `source` and sets up the decoder for its first video stream.
     init(source: any DemuxerByteSource) throws {
@@ -124,7 +128,17 @@ final class FrameReader {
         }
         codec = codecContext
         avcodec_parameters_to_context(codecContext, stream.pointee.codecpar)
-        codecContext.pointee.thread_count = 1
+        // Large or fast pictures decode on several threads (frame and slice threading); small ones on one, which
+        // shows the first frame soonest.
+        let pixels = Int(stream.pointee.codecpar.pointee.width) * Int(stream.pointee.codecpar.pointee.height)
+        let rate = stream.pointee.avg_frame_rate
+        let fps = rate.num > 0 && rate.den > 0 ? Double(rate.num) / Double(rate.den) : nil
+        if pixels * Int((fps ?? 30).rounded()) > 1280 * 720 * 30 {
+            codecContext.pointee.thread_count = Int32(Swift.min(4, ProcessInfo.processInfo.activeProcessorCount))
+            codecContext.pointee.thread_type = stories_ff_thread_frame_slice()
+        } else {
+            codecContext.pointee.thread_count = 1
+        }
         guard avcodec_open2(codecContext, decoder, nil) >= 0 else {
             avcodec_free_context(&codec)
             Self.close(format: &format, io: &ioRef)
@@ -135,6 +149,28 @@ final class FrameReader {
         startTime = stream.pointee.start_time == stories_av_nopts_value() ? 0 : stream.pointee.start_time
         width = Int(codecContext.pointee.width)
         height = Int(codecContext.pointee.height)
+        // A still picture's stream declares its own rate (25): not a cadence.
+        framesPerSecond = fps.flatMap { $0 > 0 && $0 < 1000 ? $0 : nil }
+        let formatDuration = opened?.pointee.duration ?? stories_av_nopts_value()
+        if formatDuration != stories_av_nopts_value(), formatDuration > 0 {
+            containerDuration = Double(formatDuration) / Double(AV_TIME_BASE)
+        } else if stream.pointee.duration != stories_av_nopts_value(), stream.pointee.duration > 0 {
+            containerDuration = Double(stream.pointee.duration) * timeBase
+        } else {
+            containerDuration = nil
+        }
+        var matrixSize = 0
+        let orientation = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &matrixSize).flatMap { data in
+            matrixSize >= 36
+                ? data.withMemoryRebound(to: Int32.self, capacity: 9) {
+                    PictureOrientation(displayMatrix: Array(UnsafeBufferPointer(start: $0, count: 9)))
+                } : nil
+        }
+        let sar = stream.pointee.sample_aspect_ratio.num > 0 && stream.pointee.sample_aspect_ratio.den > 0
+            ? stream.pointee.sample_aspect_ratio : stream.pointee.codecpar.pointee.sample_aspect_ratio
+        converter = FrameConverter(
+            streamOrientation: orientation ?? .upright,
+            streamAspect: sar.num > 0 && sar.den > 0 ? Double(sar.num) / Double(sar.den) : nil)
         packet = av_packet_alloc()
         guard width > 0, height > 0 else {
             throw VideoDecodeError("the video has no picture size")
@@ -146,7 +182,6 @@ final class FrameReader {
         avcodec_free_context(&codec)
         var io = format?.pointee.pb
         Self.close(format: &format, io: &io)
-        if let scaler { sws_freeContext(scaler) }
     }
 
     private static func close(
@@ -229,27 +264,8 @@ final class FrameReader {
         draining = false
     }
 
-    /// `frame` scaled to `size`, as RGB.
-    func scale(_ frame: UnsafeMutablePointer<AVFrame>, to size: (width: Int, height: Int)) -> [UInt8] {
-        let width = Int32(size.width), height = Int32(size.height)
-        scaler = sws_getCachedContext(
-            scaler, frame.pointee.width, frame.pointee.height, AVPixelFormat(frame.pointee.format),
-            width, height, AV_PIX_FMT_RGB24, SWS_AREA, nil, nil, nil)
-        var rgb = [UInt8](repeating: 0, count: size.width * size.height * 3)
-        guard let scaler else { return rgb }
-        rgb.withUnsafeMutableBufferPointer { output in
-            var planes: [UnsafeMutablePointer<UInt8>?] = [output.baseAddress, nil, nil, nil]
-            var strides: [Int32] = [width * 3, 0, 0, 0]
-            withUnsafePointer(to: frame.pointee.data) { data in
-                data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { sources in
-                    withUnsafePointer(to: frame.pointee.linesize) { lines in
-                        lines.withMemoryRebound(to: Int32.self, capacity: 8) { lineSizes in
-                            _ = sws_scale(scaler, sources, lineSizes, 0, frame.pointee.height, &planes, &strides)
-                        }
-                    }
-                }
-            }
-        }
-        return rgb
+    /// `frame` as an upright RGB picture fitting `box` (see `FrameConverter`).
+    func picture(_ frame: UnsafeMutablePointer<AVFrame>, box: (width: Int, height: Int), time: Double) -> VideoFrame {
+        converter.picture(from: frame, box: box, time: time)
     }
 }

@@ -14,6 +14,8 @@ public final class VideoDecoder: @unchecked Sendable {
         var frame: VideoFrame?
         var counts = FrameCounts()
         var failure: VideoDecodeError?
+        /// The cadence frames are shown at, once the stream is open.
+        var cadence: FrameCadence?
         /// Bumped by every change the thread must look at.
         var wake = 0
     }
@@ -78,6 +80,8 @@ public final class VideoDecoder: @unchecked Sendable {
     public var frame: VideoFrame? { locked { $0.frame } }
     /// Frames shown and dropped so far.
     public var counts: FrameCounts { locked { $0.counts } }
+    /// The cadence frames are shown at, once the video is open.
+    public var cadence: FrameCadence? { locked { $0.cadence } }
     /// Why decoding failed, if it did.
     public var failure: VideoDecodeError? { locked { $0.failure } }
     /// Bytes the decoder read through the loader.
@@ -118,6 +122,8 @@ public final class VideoDecoder: @unchecked Sendable {
     }
 
     private func decodeLoop(_ reader: FrameReader) throws {
+        let cadence = FrameCadence(framesPerSecond: reader.framesPerSecond)
+        locked { $0.cadence = cadence }
         guard let pending = av_frame_alloc(), let due = av_frame_alloc() else { throw VideoDecodeError("out of memory") }
         var pendingFrame: UnsafeMutablePointer<AVFrame>? = pending
         var dueFrame: UnsafeMutablePointer<AVFrame>? = due
@@ -156,12 +162,20 @@ public final class VideoDecoder: @unchecked Sendable {
             let target = state.target
             var dueTime: Double?
             var dropped = 0
+            var skipped = 0
             while !ended {
                 if pendingTime == nil {
                     pendingTime = try reader.decode(into: pending)
                     if pendingTime == nil {
                         ended = true
                         break
+                    }
+                    // Off the cadence: left out, so what is shown keeps an even beat (never the first frame).
+                    if let time = pendingTime, sequence > 0 || dueTime != nil, !cadence.shows(time) {
+                        av_frame_unref(pending)
+                        pendingTime = nil
+                        skipped += 1
+                        continue
                     }
                 }
                 guard let time = pendingTime, time <= target + Self.tolerance || (sequence == 0 && dueTime == nil)
@@ -179,16 +193,16 @@ public final class VideoDecoder: @unchecked Sendable {
                 lookAgain = sequence == 1
                 let box = locked { $0.box }
                 // The frame's own size: an HLS story's picture changes size where it switches variant.
-                let size = VideoFrame.fitted(
-                    videoWidth: Int(due.pointee.width), videoHeight: Int(due.pointee.height), box: box)
-                let picture = VideoFrame(
-                    width: size.width, height: size.height, rgb: reader.scale(due, to: size), time: time)
+                let picture = reader.picture(due, box: box, time: time)
                 av_frame_unref(due)
                 locked { s in
                     s.frame = picture
                     s.counts.shown += 1
                     s.counts.dropped += dropped
+                    s.counts.skipped += skipped
                 }
+            } else if skipped > 0 {
+                locked { $0.counts.skipped += skipped }
             }
         }
     }

@@ -42,10 +42,45 @@ public struct FrameCounts: Sendable, Equatable {
     public var shown = 0
     /// Frames decoded too late to be shown (never queued).
     public var dropped = 0
+    /// Frames left out on purpose to show a fast video at an even cadence (every second frame of 60 fps).
+    public var skipped = 0
 
     /// Counts.
-    public init(shown: Int = 0, dropped: Int = 0) {
+    public init(shown: Int = 0, dropped: Int = 0, skipped: Int = 0) {
         self.shown = shown
         self.dropped = dropped
+        self.skipped = skipped
+    }
+}
+
+/// Which frames of a video are shown: every frame up to 30 a second, and above that every second (or n-th) frame,
+/// so a 60 fps story is shown at an even 30 fps instead of beating against the screen's redraws.
+public struct FrameCadence: Sendable, Equatable {
+    /// Frames a second the video declares (nil: unknown, every frame shown).
+    public let framesPerSecond: Double?
+    /// Every `step`-th frame is shown.
+    public let step: Int
+
+    /// The most frames a second put on a terminal.
+    public static let maxShownPerSecond = 30.0
+
+    /// The cadence for a video of `framesPerSecond`.
+    public init(framesPerSecond: Double?) {
+        self.framesPerSecond = framesPerSecond
+        guard let fps = framesPerSecond, fps.isFinite, fps > 0 else {
+            step = 1
+            return
+        }
+        step = Swift.max(1, Int((fps / Self.maxShownPerSecond - 0.01).rounded(.up)))
+    }
+
+    /// Seconds between frames shown (nil when the rate is unknown).
+    public var interval: Double? { framesPerSecond.map { Double(step) / $0 } }
+
+    /// True when the frame at media time `time` is one that is shown.
+    public func shows(_ time: Double) -> Bool {
+        guard step > 1, let fps = framesPerSecond else { return true }
+        let index = Int((time * fps).rounded())
+        return index % step == 0
     }
 }

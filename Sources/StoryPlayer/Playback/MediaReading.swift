@@ -23,20 +23,21 @@ public struct LoaderRangeReader: ByteRangeReader {
     }
 }
 
-/// Preload planning for MP4 stories: the header boxes up to `moov`, `moov` itself (at the end of the file too) and
-/// the first seconds of payload at the file's average bitrate.
-public struct MP4PreloadPlanning: PreloadPlanning {
+/// Preload planning for story files: an MP4's header boxes up to `moov`, `moov` itself (at the end of the file too)
+/// and the first seconds of payload at the file's average bitrate; a fragmented MP4's header, index and first
+/// fragments; a WebM's header, Cues and first Clusters; a photo whole.
+public struct MediaPreloadPlanning: PreloadPlanning {
     /// The planner.
     public init() {}
 
-    /// The ranges the first `seconds` need, or nil when the resource is not a readable MP4.
+    /// The ranges the first `seconds` need, or nil when the resource is of no kind this planner reads (or says
+    /// nothing of its duration).
     public func ranges(
         forFirst seconds: Double, length: Int64, read: @escaping @Sendable (ByteRange) async throws -> [UInt8]
     ) async -> [ByteRange]? {
-        guard let layout = try? await MP4BoxReader.layout(of: ClosureReader(read: read), length: length) else {
-            return nil
-        }
-        return layout.rangesForFirst(seconds: seconds, length: length)
+        let reader = ClosureReader(read: read)
+        guard let layout = try? await MediaLayout.read(from: reader, length: length) else { return nil }
+        return await layout.rangesForFirst(seconds: seconds, length: length, reader: reader)
     }
 
     private struct ClosureReader: ByteRangeReader {
