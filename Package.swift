@@ -59,8 +59,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // FFmpeg's demuxer, decoders and scaler: the story's picture.
-        // (Debian: libavformat-dev libavcodec-dev libswscale-dev libavutil-dev.) Loaded on first use, not linked.
+        // FFmpeg's demuxer, decoders, scaler and filters (HDR tone-mapping): the story's picture.
+        // (Debian: libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libavfilter-dev.) Loaded on first use, not linked.
         .target(
             name: "CFFmpeg",
             linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]

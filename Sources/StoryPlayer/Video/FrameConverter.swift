@@ -156,8 +156,8 @@ final class FrameConverter {
     }
 }
 
-/// A libavfilter graph that tone-maps PQ/HLG frames to SDR BT.709 (zscale to linear light, Hable's curve, zscale
-/// back), sized to the picture shown.
+/// A libavfilter graph that tone-maps PQ/HLG frames to SDR BT.709 (zscale to linear light, the Möbius curve, which
+/// keeps tones in SDR's range as they are and rolls off the highlights, zscale back), sized to the picture shown.
 final class ToneMapGraph {
     struct Input: Equatable {
         var width: Int32
@@ -184,7 +184,7 @@ final class ToneMapGraph {
             avfilter_graph_create_filter(&sink, bufferSink, "out", nil, nil, graph) >= 0
         else { return nil }
         let chain = "zscale=w=\(input.outWidth):h=\(input.outHeight):filter=bilinear:t=linear:npl=100,format=gbrpf32le,"
-            + "zscale=p=bt709,tonemap=tonemap=hable:desat=0,zscale=t=bt709:m=bt709:r=tv,format=yuv420p"
+            + "zscale=p=bt709,tonemap=tonemap=mobius:desat=0,zscale=t=bt709:m=bt709:r=tv,format=yuv420p"
         var outputs = avfilter_inout_alloc()
         var inputs = avfilter_inout_alloc()
         defer {

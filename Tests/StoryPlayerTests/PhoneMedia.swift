@@ -1,0 +1,182 @@
+import Foundation
+import Testing
+
+/// Media as phones and CDNs make it, made with ffmpeg at test time into a fresh folder: rotated, anamorphic,
+/// fragmented, WebM, photos, HDR, 60 fps.
+struct PhoneMedia {
+    let folder: URL
+
+    /// ffmpeg's path; nil when it is not installed (a recorded failure with STORIES_REQUIRE_E2E=1, else a skip).
+    static func ffmpeg() -> String? {
+        if let path = ["/usr/bin/ffmpeg", "/usr/local/bin/ffmpeg"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) {
+            return path
+        }
+        if ProcessInfo.processInfo.environment["STORIES_REQUIRE_E2E"] == "1" {
+            Issue.record("ffmpeg is required (STORIES_REQUIRE_E2E=1) but not installed")
+        } else {
+            print("skipping: ffmpeg not installed (apt-get install ffmpeg)")
+        }
+        return nil
+    }
+
+    /// A new folder to make media in; nil when ffmpeg is missing.
+    static func make() throws -> PhoneMedia? {
+        guard ffmpeg() != nil else { return nil }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("phone-media-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return PhoneMedia(folder: folder)
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: folder) }
+
+    /// Runs ffmpeg with `arguments`, writing `name` in the folder; returns the file's URL.
+    @discardableResult
+    func ffmpeg(_ name: String, _ arguments: [String]) throws -> URL {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.ffmpeg() ?? "/usr/bin/ffmpeg")
+        process.arguments = ["-v", "error", "-y", "-nostdin"] + arguments + [folder.appendingPathComponent(name).path]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw MediaMakingError(description: "ffmpeg \(name): \(text)") }
+        return folder.appendingPathComponent(name)
+    }
+
+    struct MediaMakingError: Error, CustomStringConvertible { let description: String }
+
+    /// A 180×320 portrait picture, red above and blue below, stored turned so that a display matrix of
+    /// `rotation` degrees (clockwise, as phones write it into the track header) shows it upright again.
+    func rotated(_ rotation: Int) throws -> String {
+        let turn: String
+        // The track header's matrix (a, b, c, d, tx, ty) as phones and FFmpeg write it for each rotation.
+        let matrix: [Int32]
+        switch rotation {
+        case 90: (turn, matrix) = ("transpose=cclock", [0, 1, -1, 0, 180, 0])
+        case 180: (turn, matrix) = ("hflip,vflip", [-1, 0, 0, -1, 180, 320])
+        case 270: (turn, matrix) = ("transpose=clock", [0, -1, 1, 0, 0, 320])
+        default: (turn, matrix) = ("null", [1, 0, 0, 1, 0, 0])
+        }
+        let name = "rotated-\(rotation).mp4"
+        let url = try ffmpeg(name, [
+            "-f", "lavfi", "-i", "color=red:s=180x160:d=1", "-f", "lavfi", "-i", "color=blue:s=180x160:d=1",
+            "-filter_complex", "[0][1]vstack,\(turn),format=yuv420p", "-r", "25", "-c:v", "libx264",
+        ])
+        var bytes = [UInt8](try Data(contentsOf: url))
+        guard let tkhd = (0..<(bytes.count - 4)).first(where: { bytes[$0..<($0 + 4)].elementsEqual("tkhd".utf8) }) else {
+            throw MediaMakingError(description: "no tkhd in \(name)")
+        }
+        // Version 0: the matrix is 40 bytes into the box's body; 16.16 fixed point, w in 2.30.
+        let values = [matrix[0] << 16, matrix[1] << 16, 0, matrix[2] << 16, matrix[3] << 16, 0, matrix[4] << 16, matrix[5] << 16, 1 << 30]
+        for (i, value) in values.enumerated() {
+            let at = tkhd + 4 + 40 + i * 4
+            let raw = UInt32(bitPattern: value)
+            bytes.replaceSubrange(at..<(at + 4), with: [UInt8(raw >> 24), UInt8(raw >> 16 & 0xFF), UInt8(raw >> 8 & 0xFF), UInt8(raw & 0xFF)])
+        }
+        try Data(bytes).write(to: url)
+        return name
+    }
+
+    /// 352×288 coded pixels with a 16:11 sample aspect: shown 512×288.
+    func anamorphic() throws -> String {
+        try ffmpeg("anamorphic.mp4", [
+            "-f", "lavfi", "-i", "testsrc2=s=352x288:r=25:d=1", "-vf", "setsar=16/11", "-c:v", "libx264",
+            "-pix_fmt", "yuv420p",
+        ])
+        return "anamorphic.mp4"
+    }
+
+    /// A solid `colour` (ffmpeg's 0xRRGGBB), encoded with the BT.709 matrix and tagged so (SD size, where the
+    /// default would be BT.601).
+    func tagged709(_ colour: String) throws -> String {
+        try ffmpeg("bt709.mp4", [
+            "-f", "lavfi", "-i", "color=\(colour):s=320x240:d=1", "-vf", "scale=out_color_matrix=bt709:out_range=tv,format=yuv420p",
+            "-colorspace", "bt709", "-color_primaries", "bt709", "-color_trc", "bt709", "-c:v", "libx264",
+        ])
+        return "bt709.mp4"
+    }
+
+    /// A solid `colour` in full-range YUV (what phones' JPEG-range video and MJPEG use), tagged so.
+    func fullRange(_ colour: String) throws -> String {
+        try ffmpeg("full-range.mp4", [
+            "-f", "lavfi", "-i", "color=\(colour):s=320x240:d=1",
+            "-vf", "scale=out_color_matrix=bt601:out_range=pc,format=yuv420p", "-color_range", "pc",
+            "-colorspace", "smpte170m", "-c:v", "libx264",
+        ])
+        return "full-range.mp4"
+    }
+
+    /// An SDR grey of `level` (0-255) turned into 10-bit HEVC with the `transfer` ("arib-std-b67" HLG or
+    /// "smpte2084" PQ), as phones record HDR.
+    func hdr(transfer: String, level: Int) throws -> String {
+        let name = "hdr-\(transfer).mp4"
+        let hex = String(format: "0x%02x%02x%02x", level, level, level)
+        try ffmpeg(name, [
+            "-f", "lavfi", "-i", "color=\(hex):s=320x240:d=1",
+            "-vf", "zscale=tin=bt709:min=bt709:pin=bt709:rin=tv:t=\(transfer):m=bt2020nc:p=bt2020:r=tv:npl=100,format=yuv420p10le",
+            "-c:v", "libx265", "-x265-params", "log-level=error", "-color_trc", transfer, "-color_primaries", "bt2020",
+            "-colorspace", "bt2020nc",
+        ])
+        return name
+    }
+
+    /// `seconds` of 640×480 at 30 fps (about 0.5 MB a second) in 1-second fragments (`frag_keyframe+empty_moov`:
+    /// no duration in `mvhd`).
+    func fragmented(seconds: Int = 3) throws -> String {
+        try ffmpeg("fragmented.mp4", [
+            "-f", "lavfi", "-i", "testsrc2=s=640x480:r=30:d=\(seconds)", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "30",
+            "-crf", "12", "-preset", "ultrafast",
+            "-movflags", "frag_keyframe+empty_moov",
+        ])
+        return "fragmented.mp4"
+    }
+
+    /// `seconds` of VP9 in WebM at about 0.5 MB a second, a key frame a second.
+    func webm(seconds: Int = 3) throws -> String {
+        try ffmpeg("clip.webm", [
+            "-f", "lavfi", "-i", "testsrc2=s=640x480:r=30:d=\(seconds)", "-c:v", "libvpx-vp9", "-b:v", "4M", "-g", "30",
+            "-deadline", "realtime", "-cpu-used", "8",
+        ])
+        return "clip.webm"
+    }
+
+    /// A 640×480 photo (`jpg`, `png` or `webp`).
+    func photo(_ type: String) throws -> String {
+        let name = "photo.\(type)"
+        try ffmpeg(name, ["-f", "lavfi", "-i", "testsrc2=s=640x480", "-frames:v", "1"] + (type == "webp" ? ["-c:v", "libwebp"] : []))
+        return name
+    }
+
+    /// A 320×160 JPEG, red on the left half and blue on the right, with an EXIF Orientation of `orientation`.
+    func exifPhoto(orientation: UInt8) throws -> String {
+        let plain = try ffmpeg("plain.jpg", [
+            "-f", "lavfi", "-i", "color=red:s=160x160", "-f", "lavfi", "-i", "color=blue:s=160x160",
+            "-filter_complex", "[0][1]hstack", "-frames:v", "1",
+        ])
+        var bytes = [UInt8](try Data(contentsOf: plain))
+        // APP1 "Exif": a big-endian TIFF header and one IFD entry, Orientation (0x0112, SHORT, 1).
+        let tiff: [UInt8] = [0x4D, 0x4D, 0, 42, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, orientation, 0, 0, 0, 0, 0, 0]
+        let payload = Array("Exif".utf8) + [0, 0] + tiff
+        let length = payload.count + 2
+        bytes.insert(contentsOf: [0xFF, 0xE1, UInt8(length >> 8), UInt8(length & 0xFF)] + payload, at: 2)
+        let name = "exif-\(orientation).jpg"
+        try Data(bytes).write(to: folder.appendingPathComponent(name))
+        return name
+    }
+
+    /// 2 s at 60 fps.
+    func sixtyFPS() throws -> String {
+        try ffmpeg("sixty.mp4", [
+            "-f", "lavfi", "-i", "testsrc2=s=320x240:r=60:d=2", "-c:v", "libx264", "-pix_fmt", "yuv420p",
+        ])
+        return "sixty.mp4"
+    }
+
+    /// 2 s in MPEG-TS: a container the player leaves to FFmpeg.
+    func transportStream() throws -> String {
+        try ffmpeg("clip.ts", ["-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=2", "-c:v", "libx264", "-pix_fmt", "yuv420p"])
+        return "clip.ts"
+    }
+}
