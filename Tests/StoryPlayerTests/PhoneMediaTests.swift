@@ -37,7 +37,7 @@ import Testing
     }
 
     @Test(arguments: [90, 180, 270]) func aPhoneClipWithADisplayMatrixIsShownUpright(rotation: Int) async throws {
-        guard let media = try PhoneMedia.make() else { return }
+        guard let media = try phoneMedia() else { return }
         defer { media.remove() }
         let name = try media.rotated(rotation)
         let rig = try await Rig(root: media.folder)
@@ -53,7 +53,7 @@ import Testing
     }
 
     @Test func anAnamorphicClipIsShownAtItsDisplayAspect() async throws {
-        guard let media = try PhoneMedia.make() else { return }
+        guard let media = try phoneMedia() else { return }
         defer { media.remove() }
         let rig = try await Rig(root: media.folder)
         let (player, status) = await Self.play(try media.anamorphic(), in: rig, box: (120, 120))
@@ -66,7 +66,7 @@ import Testing
     }
 
     @Test func theDeclaredColourMatrixAndRangeAreUsed() async throws {
-        guard let media = try PhoneMedia.make() else { return }
+        guard let media = try phoneMedia() else { return }
         defer { media.remove() }
         let rig = try await Rig(root: media.folder)
         for name in [try media.tagged709("0xC83232"), try media.fullRange("0xC83232")] {
@@ -80,7 +80,7 @@ import Testing
     }
 
     @Test(arguments: ["arib-std-b67", "smpte2084"]) func anHDRClipIsToneMappedToSDR(transfer: String) async throws {
-        guard let media = try PhoneMedia.make() else { return }
+        guard let media = try phoneMedia() else { return }
         defer { media.remove() }
         let rig = try await Rig(root: media.folder)
         let (player, status) = await Self.play(try media.hdr(transfer: transfer, level: 160), in: rig)
@@ -95,7 +95,7 @@ import Testing
     }
 
     @Test func aFragmentedMP4PlaysWithItsDurationFromTheFragments() async throws {
-        guard let media = try PhoneMedia.make() else { return }
+        guard let media = try phoneMedia() else { return }
         defer { media.remove() }
         let name = try media.fragmented()
         let bytes = [UInt8](try Data(contentsOf: media.folder.appendingPathComponent(name)))
@@ -112,7 +112,7 @@ import Testing
     }
 
     @Test func aWebMPlaysWithItsDurationFromTheSegmentInfo() async throws {
-        guard let media = try PhoneMedia.make() else { return }
+        guard let media = try phoneMedia() else { return }
         defer { media.remove() }
         let name = try media.webm()
         let bytes = [UInt8](try Data(contentsOf: media.folder.appendingPathComponent(name)))
@@ -130,7 +130,7 @@ import Testing
     @Test(arguments: ["fragmented", "webm"]) func preloadingFetchesOnlyTheFirstSecondsOfFragmentsAndClusters(kind: String)
         async throws
     {
-        guard let media = try PhoneMedia.make() else { return }
+        guard let media = try phoneMedia() else { return }
         defer { media.remove() }
         let name = kind == "webm" ? try media.webm(seconds: 6) : try media.fragmented(seconds: 6)
         let size = try #require(try FileManager.default.attributesOfItem(atPath: media.folder.appendingPathComponent(name).path)[.size] as? Int)
@@ -148,7 +148,7 @@ import Testing
     }
 
     @Test(arguments: ["jpg", "png", "webp"]) func aPhotoShowsAsAStillForFiveSeconds(type: String) async throws {
-        guard let media = try PhoneMedia.make() else { return }
+        guard let media = try phoneMedia() else { return }
         defer { media.remove() }
         let rig = try await Rig(root: media.folder)
         let (player, status) = await Self.play(try media.photo(type), in: rig, speed: 20)
@@ -161,7 +161,7 @@ import Testing
     }
 
     @Test func aPhotoTakesThePlaylistsDurationAndItsEXIFOrientation() async throws {
-        guard let media = try PhoneMedia.make() else { return }
+        guard let media = try phoneMedia() else { return }
         defer { media.remove() }
         let rig = try await Rig(root: media.folder)
         // Orientation 6: turned a quarter clockwise to show; red (left) goes on top.
@@ -186,7 +186,7 @@ import Testing
     }
 
     @Test func aContainerThePlayerDoesNotParsePlaysWithFFmpegsDuration() async throws {
-        guard let media = try PhoneMedia.make() else { return }
+        guard let media = try phoneMedia() else { return }
         defer { media.remove() }
         let rig = try await Rig(root: media.folder)
         let (_, status) = await Self.play(try media.transportStream(), in: rig)
@@ -205,7 +205,7 @@ import Testing
     }
 
     @Test func sixtyFramesASecondAreShownEverySecondFrameAtAnEvenCadence() async throws {
-        guard let media = try PhoneMedia.make() else { return }
+        guard let media = try phoneMedia() else { return }
         defer { media.remove() }
         let rig = try await Rig(root: media.folder)
         let url = rig.origin.url(try media.sixtyFPS())
@@ -234,3 +234,14 @@ import Testing
     }
 }
 
+
+/// A folder to make phone media in; nil (a skip, or with STORIES_REQUIRE_E2E=1 a failure) without ffmpeg.
+func phoneMedia() throws -> PhoneMedia? {
+    if let media = try PhoneMedia.make() { return media }
+    if PhoneMedia.required {
+        Issue.record("\(PhoneMedia.missing), and STORIES_REQUIRE_E2E=1 requires it")
+    } else {
+        print("skipping: \(PhoneMedia.missing)")
+    }
+    return nil
+}

@@ -1,37 +1,36 @@
 import Foundation
-import Testing
 
 /// Media as phones and CDNs make it, made with ffmpeg at test time into a fresh folder: rotated, anamorphic,
 /// fragmented, WebM, photos, HDR, 60 fps.
-struct PhoneMedia {
-    let folder: URL
+public struct PhoneMedia {
+    /// Where the media is made.
+    public let folder: URL
 
-    /// ffmpeg's path; nil when it is not installed (a recorded failure with STORIES_REQUIRE_E2E=1, else a skip).
-    static func ffmpeg() -> String? {
-        if let path = ["/usr/bin/ffmpeg", "/usr/local/bin/ffmpeg"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) {
-            return path
-        }
-        if ProcessInfo.processInfo.environment["STORIES_REQUIRE_E2E"] == "1" {
-            Issue.record("ffmpeg is required (STORIES_REQUIRE_E2E=1) but not installed")
-        } else {
-            print("skipping: ffmpeg not installed (apt-get install ffmpeg)")
-        }
-        return nil
+    /// ffmpeg's path; nil when it is not installed.
+    public static func ffmpeg() -> String? {
+        ["/usr/bin/ffmpeg", "/usr/local/bin/ffmpeg"].first(where: { FileManager.default.isExecutableFile(atPath: $0) })
     }
 
+    /// Why a test making media is skipped (or, with STORIES_REQUIRE_E2E=1, fails).
+    public static let missing = "ffmpeg not installed (apt-get install ffmpeg)"
+
+    /// True when a missing ffmpeg must fail the test rather than skip it.
+    public static var required: Bool { ProcessInfo.processInfo.environment["STORIES_REQUIRE_E2E"] == "1" }
+
     /// A new folder to make media in; nil when ffmpeg is missing.
-    static func make() throws -> PhoneMedia? {
+    public static func make() throws -> PhoneMedia? {
         guard ffmpeg() != nil else { return nil }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("phone-media-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         return PhoneMedia(folder: folder)
     }
 
-    func remove() { try? FileManager.default.removeItem(at: folder) }
+    /// Deletes the folder.
+    public func remove() { try? FileManager.default.removeItem(at: folder) }
 
     /// Runs ffmpeg with `arguments`, writing `name` in the folder; returns the file's URL.
     @discardableResult
-    func ffmpeg(_ name: String, _ arguments: [String]) throws -> URL {
+    public func ffmpeg(_ name: String, _ arguments: [String]) throws -> URL {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.ffmpeg() ?? "/usr/bin/ffmpeg")
         process.arguments = ["-v", "error", "-y", "-nostdin"] + arguments + [folder.appendingPathComponent(name).path]
@@ -45,11 +44,12 @@ struct PhoneMedia {
         return folder.appendingPathComponent(name)
     }
 
-    struct MediaMakingError: Error, CustomStringConvertible { let description: String }
+    /// ffmpeg failed.
+    public struct MediaMakingError: Error, CustomStringConvertible { public let description: String }
 
     /// A 180×320 portrait picture, red above and blue below, stored turned so that a display matrix of
     /// `rotation` degrees (clockwise, as phones write it into the track header) shows it upright again.
-    func rotated(_ rotation: Int) throws -> String {
+    public func rotated(_ rotation: Int) throws -> String {
         let turn: String
         // The track header's matrix (a, b, c, d, tx, ty) as phones and FFmpeg write it for each rotation.
         let matrix: [Int32]
@@ -80,7 +80,7 @@ struct PhoneMedia {
     }
 
     /// 352×288 coded pixels with a 16:11 sample aspect: shown 512×288.
-    func anamorphic() throws -> String {
+    public func anamorphic() throws -> String {
         try ffmpeg("anamorphic.mp4", [
             "-f", "lavfi", "-i", "testsrc2=s=352x288:r=25:d=1", "-vf", "setsar=16/11", "-c:v", "libx264",
             "-pix_fmt", "yuv420p",
@@ -90,7 +90,7 @@ struct PhoneMedia {
 
     /// A solid `colour` (ffmpeg's 0xRRGGBB), encoded with the BT.709 matrix and tagged so (SD size, where the
     /// default would be BT.601).
-    func tagged709(_ colour: String) throws -> String {
+    public func tagged709(_ colour: String) throws -> String {
         try ffmpeg("bt709.mp4", [
             "-f", "lavfi", "-i", "color=\(colour):s=320x240:d=1", "-vf", "scale=out_color_matrix=bt709:out_range=tv,format=yuv420p",
             "-colorspace", "bt709", "-color_primaries", "bt709", "-color_trc", "bt709", "-c:v", "libx264",
@@ -99,7 +99,7 @@ struct PhoneMedia {
     }
 
     /// A solid `colour` in full-range YUV (what phones' JPEG-range video and MJPEG use), tagged so.
-    func fullRange(_ colour: String) throws -> String {
+    public func fullRange(_ colour: String) throws -> String {
         try ffmpeg("full-range.mp4", [
             "-f", "lavfi", "-i", "color=\(colour):s=320x240:d=1",
             "-vf", "scale=out_color_matrix=bt601:out_range=pc,format=yuv420p", "-color_range", "pc",
@@ -110,7 +110,7 @@ struct PhoneMedia {
 
     /// An SDR grey of `level` (0-255) turned into 10-bit HEVC with the `transfer` ("arib-std-b67" HLG or
     /// "smpte2084" PQ), as phones record HDR.
-    func hdr(transfer: String, level: Int) throws -> String {
+    public func hdr(transfer: String, level: Int) throws -> String {
         let name = "hdr-\(transfer).mp4"
         let hex = String(format: "0x%02x%02x%02x", level, level, level)
         try ffmpeg(name, [
@@ -124,7 +124,7 @@ struct PhoneMedia {
 
     /// `seconds` of 640×480 at 30 fps (about 0.5 MB a second) in 1-second fragments (`frag_keyframe+empty_moov`:
     /// no duration in `mvhd`).
-    func fragmented(seconds: Int = 3) throws -> String {
+    public func fragmented(seconds: Int = 3) throws -> String {
         try ffmpeg("fragmented.mp4", [
             "-f", "lavfi", "-i", "testsrc2=s=640x480:r=30:d=\(seconds)", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "30",
             "-crf", "12", "-preset", "ultrafast",
@@ -134,7 +134,7 @@ struct PhoneMedia {
     }
 
     /// `seconds` of VP9 in WebM at about 0.5 MB a second, a key frame a second.
-    func webm(seconds: Int = 3) throws -> String {
+    public func webm(seconds: Int = 3) throws -> String {
         try ffmpeg("clip.webm", [
             "-f", "lavfi", "-i", "testsrc2=s=640x480:r=30:d=\(seconds)", "-c:v", "libvpx-vp9", "-b:v", "4M", "-g", "30",
             "-deadline", "realtime", "-cpu-used", "8",
@@ -143,14 +143,14 @@ struct PhoneMedia {
     }
 
     /// A 640×480 photo (`jpg`, `png` or `webp`).
-    func photo(_ type: String) throws -> String {
+    public func photo(_ type: String) throws -> String {
         let name = "photo.\(type)"
         try ffmpeg(name, ["-f", "lavfi", "-i", "testsrc2=s=640x480", "-frames:v", "1"] + (type == "webp" ? ["-c:v", "libwebp"] : []))
         return name
     }
 
     /// A 320×160 JPEG, red on the left half and blue on the right, with an EXIF Orientation of `orientation`.
-    func exifPhoto(orientation: UInt8) throws -> String {
+    public func exifPhoto(orientation: UInt8) throws -> String {
         let plain = try ffmpeg("plain.jpg", [
             "-f", "lavfi", "-i", "color=red:s=160x160", "-f", "lavfi", "-i", "color=blue:s=160x160",
             "-filter_complex", "[0][1]hstack", "-frames:v", "1",
@@ -167,7 +167,7 @@ struct PhoneMedia {
     }
 
     /// 2 s at 60 fps.
-    func sixtyFPS() throws -> String {
+    public func sixtyFPS() throws -> String {
         try ffmpeg("sixty.mp4", [
             "-f", "lavfi", "-i", "testsrc2=s=320x240:r=60:d=2", "-c:v", "libx264", "-pix_fmt", "yuv420p",
         ])
@@ -175,7 +175,7 @@ struct PhoneMedia {
     }
 
     /// 2 s in MPEG-TS: a container the player leaves to FFmpeg.
-    func transportStream() throws -> String {
+    public func transportStream() throws -> String {
         try ffmpeg("clip.ts", ["-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=2", "-c:v", "libx264", "-pix_fmt", "yuv420p"])
         return "clip.ts"
     }
