@@ -38,7 +38,8 @@ public struct MP4Layout: Sendable, Equatable {
     public func rangesForFirst(seconds: Double, length: Int64) -> [Range<Int64>]? {
         guard duration > 0, length > 0 else { return nil }
         let bitrate = Double(mdat.count) / duration
-        let payloadBytes = Int64((bitrate * Swift.max(0, seconds)).rounded(.up))
+        let wanted = Swift.min(Double(mdat.count), (bitrate * Swift.max(0, seconds)).rounded(.up))
+        let payloadBytes = Int64(wanted.isFinite ? wanted : 0)
         var ranges: [Range<Int64>] = []
         if mdat.lowerBound > 0 { ranges.append(0..<mdat.lowerBound) }
         ranges.append(moov)

@@ -171,7 +171,8 @@ public enum MatroskaReader {
             }
         }
         guard let duration, duration.isFinite, duration > 0, scale > 0 else { return nil }
-        return duration * Double(scale) / 1e9
+        let seconds = duration * Double(scale) / 1e9
+        return seconds.isFinite && seconds > 0 ? seconds : nil
     }
 
     /// Where the SeekHead says the Cues are, relative to the Segment's data.

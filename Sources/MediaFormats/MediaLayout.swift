@@ -97,8 +97,8 @@ public enum MediaLayout: Sendable, Equatable {
         case .matroska(let layout):
             guard let total = layout.duration ?? duration, total > 0, length > 0 else { return nil }
             let bitrate = Double(layout.payload.count) / total
-            var payloadEnd = Swift.min(
-                layout.payload.upperBound, layout.payload.lowerBound + Int64((bitrate * Swift.max(0, seconds)).rounded(.up)))
+            let wanted = Swift.min(Double(layout.payload.count), (bitrate * Swift.max(0, seconds)).rounded(.up))
+            var payloadEnd = layout.payload.lowerBound + Int64(wanted.isFinite ? wanted : 0)
             if payloadEnd > layout.payload.lowerBound, payloadEnd < layout.payload.upperBound,
                 let end = try? await MatroskaReader.clusterEnd(
                     containing: payloadEnd - 1, from: layout.payload.lowerBound, in: reader, length: layout.payload.upperBound)

@@ -57,8 +57,19 @@ enum FuzzTarget: String, CaseIterable {
         case .mp4:
             let done = DispatchSemaphore(value: 0)
             Task.detached {
-                if let layout = try? await MP4BoxReader.layout(of: MemoryReader(bytes: bytes), length: Int64(bytes.count)) {
+                let reader = MemoryReader(bytes: bytes)
+                let length = Int64(bytes.count)
+                if let layout = try? await MP4BoxReader.layout(of: reader, length: length) {
                     _ = layout
+                }
+                // Every kind the player tells apart (fragmented MP4, WebM, photos) and its preload plan.
+                if let layout = try? await MediaLayout.read(from: reader, length: length) {
+                    precondition(layout.duration.map { $0.isFinite && $0 >= 0 } ?? true, "a duration of no sense")
+                    let payload = layout.payload(length: length)
+                    precondition(payload.lowerBound >= 0 && payload.upperBound <= length, "a payload outside the file")
+                    for range in await layout.rangesForFirst(seconds: 3, length: length, reader: reader) ?? [] {
+                        precondition(range.lowerBound >= 0 && range.upperBound <= length, "a preload outside the file")
+                    }
                 }
                 done.signal()
             }
