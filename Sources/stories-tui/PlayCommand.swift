@@ -16,7 +16,10 @@ struct PlayCommand: AsyncParsableCommand {
             --speed speeds that network up as much as the clock, so a story loads as it would at 1x.
 
             The story's video is decoded and drawn in the story area (half-block cells in 256 colours; ASCII \
-            shading under a non-UTF-8 locale or NO_COLOR); --no-video shows text only.
+            shading under a non-UTF-8 locale or NO_COLOR), upright and in shape as the file says (rotation, \
+            aspect, colours; HDR tone-mapped); --no-video shows text only. Stories are MP4 (plain or \
+            fragmented), WebM, other files FFmpeg reads, photos (JPEG, PNG, WebP: 5 s unless the playlist gives \
+            a duration) and HLS.
 
             Keys: left/right or h/l previous/next story, space pause, comma/period (or shift+left/right) seek a \
             second, 1-9 story N, r replay, c cache pane, ? all keys, q or Esc quit; a click on the left or right \
@@ -24,11 +27,11 @@ struct PlayCommand: AsyncParsableCommand {
             When stdin or stdout is not a terminal, progress lines are printed instead.
 
             While a story plays with enough buffered, the next two stories and the previous one are preloaded \
-            (their MP4 header and first 3 seconds), paused whenever the playing story runs low; --no-preload \
+            (their header and first 3 seconds), paused whenever the playing story runs low; --no-preload \
             turns that off.
 
             With --headless, one JSON object per line per event: story_start, first_frame (startupMs, cache), \
-            stall, stall_end, story_end (playCount, stalls, stallMs, framesShown, framesDropped), skipped, error, \
+            stall, stall_end, story_end (playCount, stalls, stallMs, framesShown, framesDropped, framesSkipped), skipped, error, \
             playlist_end.
             """)
 

@@ -11,7 +11,9 @@ struct PrefetchCommand: AsyncParsableCommand {
         abstract: "Download the start of videos (or all of them) into the cache ahead of playback.",
         discussion: """
             By default each video gets what its first 3 seconds need: the MP4 header (fetched from the end of \
-            the file when 'moov' follows 'mdat') plus 3 seconds of payload at the file's average bitrate. \
+            the file when 'moov' follows 'mdat') plus 3 seconds of payload at the file's average bitrate; a \
+            fragmented MP4's header, index and first fragments; a WebM's header, Cues and first Clusters; a \
+            photo whole. \
             --seconds S changes the seconds, --bytes N takes the first N bytes, --full the whole file. Bytes \
             already cached are not downloaded again. A progress bar is shown on stderr when it is a terminal; \
             one summary line per URL is printed on stdout. Exit code 1 when any URL failed.

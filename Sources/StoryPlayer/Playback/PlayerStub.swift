@@ -4,7 +4,7 @@ import MediaFormats
 import NIOConcurrencyHelpers
 
 /// A player that consumes bytes the way AVPlayer's resource loader asks for them: content information, then the
-/// MP4 header, then the payload at its real rate (payload bytes / duration), reading ahead and stalling when the
+/// file's header (MP4, fragmented MP4, WebM; a photo whole), then the payload at its real rate (payload bytes / duration), reading ahead and stalling when the
 /// data does not keep up. Time comes from the injected clock.
 public final class PlayerStub: Sendable {
     let loader: MediaLoader

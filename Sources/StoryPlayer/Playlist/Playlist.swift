@@ -18,7 +18,7 @@ public struct Story: Sendable, Equatable, Identifiable {
     public var source: StorySource
     /// Show at most this many times across runs (nil: no limit).
     public var maxViews: Int?
-    /// Duration in seconds for media without an MP4 header to read it from.
+    /// Duration in seconds: a photo's time on screen, or for media that says nothing of its own.
     public var duration: Double?
 
     /// Creates a story.
