@@ -120,6 +120,26 @@ func stripedFrame(width: Int, height: Int, even: (UInt8, UInt8, UInt8), odd: (UI
         #expect(stalled.lines.filter { $0.contains("▀") }.count == pictureRows.count)
     }
 
+    @Test func aVerticalStoryInAWideTerminalKeepsItsShapeAndTheSpaceBesideItStaysStill() throws {
+        var snapshot = midStory()
+        // A phone's 9:16 picture (as the decoder fits it to the box) in a 160×40 terminal.
+        snapshot.frame = twoToneFrame(width: 40, height: 70, top: (255, 0, 0), bottom: (0, 0, 255))
+        let first = StoriesRenderer.render(StoriesScreen(snapshot: snapshot), width: 160, height: 40)
+        let columns = (0..<160).filter { x in (0..<40).contains { first[x, $0].character == "▀" } }
+        let rows = (0..<40).filter { y in (0..<160).contains { first[$0, y].character == "▀" } }
+        let left = try #require(columns.first), right = try #require(columns.last)
+        // Upright 9:16 within 5 % (a cell is two pixels tall), centred.
+        let aspect = Double(columns.count) / Double(rows.count * 2)
+        #expect(abs(aspect - 40.0 / 70) < 0.05 * 40 / 70, "\(columns.count)x\(rows.count) cells")
+        #expect(abs((left + right) / 2 - 80) <= 1)
+        // The next frame changes only cells of the picture: beside it nothing is redrawn.
+        snapshot.frame = twoToneFrame(width: 40, height: 70, top: (0, 255, 0), bottom: (255, 255, 0))
+        let next = StoriesRenderer.render(StoriesScreen(snapshot: snapshot), width: 160, height: 40)
+        let changed = next.changes(since: first).filter { rows.contains($0.y) }
+        #expect(!changed.isEmpty)
+        #expect(changed.allSatisfy { $0.x >= left && $0.x + $0.text.count - 1 <= right }, "\(changed)")
+    }
+
     @Test func thePaneBesideThePictureShrinksItsBox() {
         var snapshot = midStory()
         snapshot.frame = twoToneFrame(width: 480, height: 270, top: (255, 0, 0), bottom: (0, 0, 255))
