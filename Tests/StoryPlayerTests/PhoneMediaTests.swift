@@ -147,6 +147,24 @@ import Testing
         await rig.close()
     }
 
+    @Test(arguments: ["fragmented", "webm"]) func aSeekLandsOnTheFragmentOrClusterHoldingTheTarget(kind: String) async throws {
+        guard let media = try phoneMedia() else { return }
+        defer { media.remove() }
+        let name = kind == "webm" ? try media.webm() : try media.fragmented()
+        let rig = try await Rig(root: media.folder)
+        let url = rig.origin.url(name)
+        let info = try await rig.loader.contentInformation(for: url, key: CacheKey(url: url))
+        let decoder = VideoDecoder(
+            loader: rig.loader, url: url, key: CacheKey(url: url), length: try #require(info.contentLength), box: (32, 24))
+        decoder.start()
+        defer { decoder.stop() }
+        #expect(await VideoDecoderTests.eventually { decoder.frame != nil })
+        decoder.seek(to: 2.5)
+        #expect(await VideoDecoderTests.eventually { abs((decoder.frame?.time ?? 0) - 2.5) < 0.02 || decoder.failure != nil })
+        #expect(decoder.failure == nil)
+        await rig.close()
+    }
+
     @Test(arguments: ["jpg", "png", "webp"]) func aPhotoShowsAsAStillForFiveSeconds(type: String) async throws {
         guard let media = try phoneMedia() else { return }
         defer { media.remove() }
