@@ -14,7 +14,7 @@ public enum MediaKind: Sendable, Equatable {
     case other
 
     /// Bytes of the file's start that tell its kind.
-    public static let sniffLength: Int64 = 32
+    public static let sniffLength: Int64 = 16
 
     /// The kind of a file starting with `prefix`.
     public static func of(_ prefix: [UInt8]) -> MediaKind {
