@@ -152,10 +152,7 @@ import Testing
         defer { media.remove() }
         let name = kind == "webm" ? try media.webm() : try media.fragmented()
         let rig = try await Rig(root: media.folder)
-        let url = rig.origin.url(name)
-        let info = try await rig.loader.contentInformation(for: url, key: CacheKey(url: url))
-        let decoder = VideoDecoder(
-            loader: rig.loader, url: url, key: CacheKey(url: url), length: try #require(info.contentLength), box: (32, 24))
+        let decoder = try await rig.decoder(file: name, box: (32, 24))
         decoder.start()
         defer { decoder.stop() }
         #expect(await VideoDecoderTests.eventually { decoder.frame != nil })
@@ -226,10 +223,7 @@ import Testing
         guard let media = try phoneMedia() else { return }
         defer { media.remove() }
         let rig = try await Rig(root: media.folder)
-        let url = rig.origin.url(try media.sixtyFPS())
-        let info = try await rig.loader.contentInformation(for: url, key: CacheKey(url: url))
-        let decoder = VideoDecoder(
-            loader: rig.loader, url: url, key: CacheKey(url: url), length: try #require(info.contentLength), box: (32, 24))
+        let decoder = try await rig.decoder(file: try media.sixtyFPS(), box: (32, 24))
         decoder.start()
         defer { decoder.stop() }
         #expect(await VideoDecoderTests.eventually { decoder.frame != nil })

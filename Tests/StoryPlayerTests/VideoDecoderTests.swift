@@ -28,7 +28,12 @@ import Testing
         }
 
         func decoder(_ name: String, box: (width: Int, height: Int) = (96, 54)) async throws -> VideoDecoder {
-            let url = origin.url("\(name).mp4")
+            try await decoder(file: "\(name).mp4", box: box)
+        }
+
+        /// A decoder of the file `file` the origin serves.
+        func decoder(file: String, box: (width: Int, height: Int)) async throws -> VideoDecoder {
+            let url = origin.url(file)
             let info = try await loader.contentInformation(for: url, key: CacheKey(url: url))
             let length = try #require(info.contentLength)
             return VideoDecoder(loader: loader, url: url, key: CacheKey(url: url), length: length, box: box)
