@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import MediaOrigin
 import MediaTestSupport
 import Testing
@@ -244,5 +245,43 @@ import Testing
         try reader.close()
         #expect(try FileManager.default.attributesOfItem(atPath: index)[.modificationDate] as? Date == before)
         try writer.close()
+    }
+
+    /// Eight stores (eight processes) opening a new directory at the same moment: one creates the index, the
+    /// others wait for it and use it; none fails with "table already exists". Repeated over fresh directories,
+    /// since one round may happen to run in turn.
+    @Test func eightStoresOpeningANewDirectoryAtOnceAllSucceed() throws {
+        for _ in 0..<12 {
+            let dir = TemporaryDirectory()
+            defer { dir.cleanup() }
+            let count = 8
+            let results = NIOLockedValueBox<[String]>([])
+            let ready = DispatchGroup()
+            let go = DispatchSemaphore(value: 0)
+            let done = DispatchGroup()
+            for _ in 0..<count {
+                ready.enter()
+                done.enter()
+                Thread.detachNewThread {
+                    ready.leave()
+                    go.wait()
+                    let outcome: String
+                    do {
+                        let store = try CacheStore(directory: dir.url, configuration: testConfiguration())
+                        _ = try store.generation(for: "v", length: 10)
+                        try store.close()
+                        outcome = "ok"
+                    } catch {
+                        outcome = "\(error)"
+                    }
+                    results.withLockedValue { $0.append(outcome) }
+                    done.leave()
+                }
+            }
+            ready.wait()
+            for _ in 0..<count { go.signal() }
+            done.wait()
+            #expect(results.withLockedValue { $0 } == Array(repeating: "ok", count: count))
+        }
     }
 }

@@ -86,4 +86,32 @@ import Glibc
         #expect(origin.bodyBytesSent == 0)
         await origin.shutdown()
     }
+
+    /// Eight `fetch` processes started at once on a cache directory that does not exist yet: one creates the
+    /// index, the others wait for it; all succeed with the right bytes.
+    @Test(.timeLimit(.minutes(3))) func eightFetchesOnANewDirectoryAllSucceed() async throws {
+        let scratch = ScratchDirectory()
+        defer { scratch.cleanup() }
+        try FileManager.default.createDirectory(atPath: scratch.path, withIntermediateDirectories: true)
+        let cache = scratch.path + "/cache"
+        let origin = try await MediaOriginServer()
+        let bytes = content(200_000)
+        origin.set(OriginResource(bytes: bytes), at: "/v.mp4")
+        let url = origin.url("v.mp4").absoluteString
+        let results = try await withThrowingTaskGroup(of: (Int, CLIResult).self) { group in
+            for index in 0..<8 {
+                group.addTask {
+                    (index, try await CLI.run(["fetch", url, "-o", scratch.path + "/out\(index)", "--cache-dir", cache]))
+                }
+            }
+            var results: [(Int, CLIResult)] = []
+            for try await result in group { results.append(result) }
+            return results
+        }
+        for (index, result) in results {
+            #expect(result.status == 0, "fetch \(index): \(result.stderr)")
+            #expect(FileManager.default.contents(atPath: scratch.path + "/out\(index)") == Data(bytes))
+        }
+        await origin.shutdown()
+    }
 }

@@ -31,12 +31,17 @@ final class Simulation: CacheHarness, @unchecked Sendable {
         restartsOriginCounters = true
     }
 
-    /// The link runs on virtual time, so the loader's real-time rules (retry backoff, minimum throughput) would
-    /// measure the wrong clock: they are off here and tested on real time in MediaCacheTests.
+    /// The link runs on virtual time, so the loader's real-time rules (retry backoff, minimum throughput, connect
+    /// and read timeouts) would measure the wrong clock: they are off here and tested on real time in
+    /// MediaCacheTests. (A read timeout on real time fired whenever virtual time stood still between two `run`s
+    /// longer than it — a test waiting at `MachineLoadGate` while a fetch or preload of its own was in flight — and
+    /// failed a story that nothing was wrong with.)
     static var loaderConfiguration: LoaderConfiguration {
         var configuration = LoaderConfiguration()
         configuration.retryBackoff = 0
         configuration.client.minimumBytesPerSecond = 0
+        configuration.client.connectTimeout = 86_400
+        configuration.client.readTimeout = 86_400
         return configuration
     }
 

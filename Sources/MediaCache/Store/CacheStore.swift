@@ -117,9 +117,11 @@ public final class CacheStore: Sendable {
         // that one closed cleanly; after a crash it checks the index page by page and sweeps the folders.
         let sole = !readOnly && flock(lockFD, LOCK_EX | LOCK_NB) == 0
         let crashed = sole && unlink(directory.appendingPathComponent(Self.cleanMarker).path) != 0
+        let sharedLocks = SharedLocks(descriptor: readOnly ? -1 : lockFD)
         do {
-            let (index, movedAside, openedReadOnly) = try CacheIndex.open(
-                path: indexPath, logger: logger, now: now(), readOnly: readOnly, thorough: crashed)
+            let (index, movedAside, openedReadOnly) = try sharedLocks.whileHoldingSchemaLock {
+                try CacheIndex.open(path: indexPath, logger: logger, now: now(), readOnly: readOnly, thorough: crashed)
+            }
             readOnly = readOnly || openedReadOnly
             self.index = index
             isReadOnly = readOnly
@@ -137,7 +139,7 @@ public final class CacheStore: Sendable {
             if lockFD >= 0 { SystemCalls.closeDescriptor(lockFD) }
             return
         }
-        locks = SharedLocks(descriptor: lockFD)
+        locks = sharedLocks
         try openShared(lockFD: lockFD, sole: sole, crashed: crashed)
         let report = recovery
         if report.repairedAnything { logger.warning("cache repaired at open: \(report)") }

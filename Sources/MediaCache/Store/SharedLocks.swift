@@ -79,6 +79,25 @@ final class SharedLocks: Sendable {
         return nil
     }
 
+    /// The byte past every resource slot, held for writing while a store creates or migrates the index.
+    static let schemaByte = Int64(slotCount) << slotBits
+
+    /// Runs `body` holding the schema lock, waiting up to `limit` for another store (process) that holds it: only
+    /// one at a time creates or migrates the index, the others then find it made. SQLite alone does not order
+    /// them: each reads "no tables yet" before any of them has created one.
+    func whileHoldingSchemaLock<T>(waitingAtMost limit: Duration = .seconds(60), _ body: () throws -> T) rethrows -> T {
+        guard descriptor >= 0 else { return try body() }
+        let deadline = ContinuousClock.now + limit
+        // (A holder stuck past the limit only brings back the race the lock prevents: the open may then fail.)
+        var locked = set(F_WRLCK, start: Self.schemaByte, length: 1)
+        while !locked, ContinuousClock.now < deadline {
+            usleep(2_000)
+            locked = set(F_WRLCK, start: Self.schemaByte, length: 1)
+        }
+        defer { if locked { _ = set(F_UNLCK, start: Self.schemaByte, length: 1) } }
+        return try body()
+    }
+
     /// Releases a range `lockForFetching` locked.
     func unlock(_ key: CacheKey, _ range: ByteRange) {
         guard descriptor >= 0, !range.isEmpty else { return }
