@@ -30,6 +30,18 @@ public actor MachineLoadGate {
         return try await work()
     }
 
+    /// Enters as a simulation that spans several steps (until `leaveSimulation`).
+    public func enterSimulation() async {
+        while heavy || heavyWaiting > 0 { await wait() }
+        simulations += 1
+    }
+
+    /// Leaves what `enterSimulation` entered.
+    public func leaveSimulation() {
+        simulations -= 1
+        wakeAll()
+    }
+
     /// Runs `work` alone among simulations (it decodes video on wall-clock time).
     public func heavy<T: Sendable>(_ work: @Sendable () async throws -> T) async rethrows -> T {
         heavyWaiting += 1

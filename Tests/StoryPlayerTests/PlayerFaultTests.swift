@@ -7,7 +7,8 @@ import Testing
 @testable import StoryPlayer
 
 /// The fault catalogue through the player: the story plays the right video or fails with its reason, and the
-/// cache holds only right bytes after.
+/// cache holds only right bytes after. (Outside `SimulationSuites`: its cases mostly wait on the origin's
+/// real-time timeouts, costing the machine little, and one after another they took six minutes.)
 @Suite struct PlayerFaultTests {
     static let v1 = MP4Fixture.file(duration: 5, payload: 400_000)
     /// Same length, another duration in its header and other payload bytes (a change confined to bytes before

@@ -31,23 +31,42 @@ final class Simulation: CacheHarness, @unchecked Sendable {
         restartsOriginCounters = true
     }
 
-    /// The link runs on virtual time, so the loader's real-time rules (retry backoff, minimum throughput, connect
-    /// and read timeouts) would measure the wrong clock: they are off here and tested on real time in
-    /// MediaCacheTests. (A read timeout on real time fired whenever virtual time stood still between two `run`s
-    /// longer than it — a test waiting at `MachineLoadGate` while a fetch or preload of its own was in flight — and
-    /// failed a story that nothing was wrong with.)
+    /// The link runs on virtual time, so the loader's real-time rules (retry backoff, minimum throughput) would
+    /// measure the wrong clock: they are off here and tested on real time in MediaCacheTests. (The origin
+    /// timeouts stay: they only fire when virtual time stands still, which `MachineLoadGate` no longer makes it
+    /// do between one test's runs.)
     static var loaderConfiguration: LoaderConfiguration {
         var configuration = LoaderConfiguration()
         configuration.retryBackoff = 0
         configuration.client.minimumBytesPerSecond = 0
-        configuration.client.connectTimeout = 86_400
-        configuration.client.readTimeout = 86_400
         return configuration
     }
 
+    /// Whether this simulation holds its place at the gate (from its first run to `close`).
+    private let holdsGate = NIOLockedValueBox(false)
+
+    deinit {
+        if holdsGate.withLockedValue({ $0 }) { Task { await MachineLoadGate.shared.leaveSimulation() } }
+    }
+
+    /// Shuts everything down and lets a test that decodes on wall-clock time have the machine.
+    override func close() async {
+        await super.close()
+        if holdsGate.withLockedValue({ held in defer { held = false }; return held }) {
+            await MachineLoadGate.shared.leaveSimulation()
+        }
+    }
+
     /// Runs `work`, advancing virtual time whenever the system is quiet, until it returns.
+    /// The simulation enters the gate at its first run and stays until `close`: a test waiting at the gate
+    /// between two runs would leave its own fetches in flight while virtual time stood still (their real-time
+    /// read timeout then failed a healthy story).
     func run<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
-        try await MachineLoadGate.shared.simulation { try await self.advancing(work) }
+        if !holdsGate.withLockedValue({ $0 }) {
+            await MachineLoadGate.shared.enterSimulation()
+            holdsGate.withLockedValue { $0 = true }
+        }
+        return try await advancing(work)
     }
 
     private func advancing<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
@@ -96,6 +115,11 @@ final class Simulation: CacheHarness, @unchecked Sendable {
     }
 
 }
+
+/// Every suite that runs a `Simulation`, one test at a time. A simulation tells that nothing is in flight by
+/// watching counters hold still; several at once (each polling every millisecond) kept a two-core machine busy
+/// enough to fool each other, and a CI run failed tests that pass alone.
+@Suite(.serialized) enum SimulationSuites {}
 
 /// Collects events from any task.
 final class EventRecorder: Sendable {
