@@ -129,6 +129,8 @@ public struct OriginFaults: Sendable, Equatable {
     public var bodyLengthError = 0
     /// Answer every ranged GET with 416 and `Content-Range: bytes */LENGTH`, even for a satisfiable range.
     public var refuseRanges = false
+    /// Answers conditional requests in full, never `304 Not Modified`.
+    public var ignoreConditions = false
 
     /// No faults.
     public init() {}
@@ -150,6 +152,8 @@ public struct OriginRequestRecord: Sendable, Equatable {
     public var bodyBytes: Int
     /// The `User-Agent` header, if any.
     public var userAgent: String? = nil
+    /// Whether the request carried `If-None-Match` or `If-Modified-Since`.
+    public var conditional = false
 }
 
 /// Runs work after a delay; the origin's latency and bandwidth shaping use it, so tests can drive them with

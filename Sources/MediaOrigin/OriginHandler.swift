@@ -42,7 +42,9 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
         var record = OriginRequestRecord(
             method: request.method.rawValue, path: path, range: request.headers.first(name: "range"),
             ifRange: request.headers.first(name: "if-range"), status: 200, bodyBytes: 0,
-            userAgent: request.headers.first(name: "user-agent"))
+            userAgent: request.headers.first(name: "user-agent"),
+            conditional: request.headers.first(name: "if-none-match") != nil
+                || request.headers.first(name: "if-modified-since") != nil)
         var headers = HTTPHeaders()
         var body = OriginBody.text([])
         var status = HTTPResponseStatus.ok
@@ -65,7 +67,13 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
             if let modified = resource.lastModified { headers.add(name: "Last-Modified", value: modified) }
             if let cacheControl = resource.cacheControl { headers.add(name: "Cache-Control", value: cacheControl) }
             var range: ClosedRange<Int>?
-            if record.range != nil, faults.refuseRanges, !isHead {
+            if !faults.ignoreConditions, HTTPConditions.notModified(
+                ifNoneMatch: request.headers.first(name: "if-none-match"),
+                ifModifiedSince: request.headers.first(name: "if-modified-since"), etag: resource.etag,
+                lastModified: resource.lastModified)
+            {
+                status = .notModified
+            } else if record.range != nil, faults.refuseRanges, !isHead {
                 status = .rangeNotSatisfiable
                 headers.add(name: "Content-Range", value: "bytes */\(length)")
             } else if let rangeHeader = record.range, !faults.ignoreRange {
@@ -98,7 +106,10 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
             body = .text(Array("not found: \(path)\n".utf8))
         }
         record.status = Int(status.code)
-        if !faults.chunked || isHead || status != .ok && status != .partialContent {
+        headers.add(name: "Date", value: HTTPDate.format(Date()))
+        if status == .notModified {
+            // No body, and no length: a 304 describes the cached copy, not itself.
+        } else if !faults.chunked || isHead || status != .ok && status != .partialContent {
             headers.replaceOrAdd(name: "Content-Length", value: String(body.count))
         }
         if isHead { body = .text([]) }

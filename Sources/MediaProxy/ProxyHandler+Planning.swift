@@ -41,14 +41,25 @@ extension ProxyHandler {
         var range: ClosedRange<Int64>?
     }
 
-    /// Plans the answer to `request` from `info` (the version served, `length` bytes long).
-    static func plan(_ request: HTTPRequestHead, _ info: ContentInformation, length: Int64) -> Plan {
+    /// Plans the answer to `request` from `info` (the version served, `length` bytes long), dated `now`:
+    /// `304` when the client's If-None-Match or If-Modified-Since names that version, else the range or the whole.
+    static func plan(_ request: HTTPRequestHead, _ info: ContentInformation, length: Int64, now: Date = Date()) -> Plan {
         var headers = HTTPHeaders()
         headers.add(name: "Accept-Ranges", value: "bytes")
         headers.add(name: "Content-Type", value: info.contentType ?? "application/octet-stream")
         if let etag = info.etag { headers.add(name: "ETag", value: etag) }
         if let modified = info.lastModified { headers.add(name: "Last-Modified", value: modified) }
         headers.add(name: "Connection", value: request.isKeepAlive ? "keep-alive" : "close")
+        headers.add(name: "Date", value: HTTPDate.format(now))
+        // The client holds this version already: its validators are the answer (Range does not apply).
+        if HTTPConditions.notModified(
+            ifNoneMatch: request.headers.first(name: "if-none-match"),
+            ifModifiedSince: request.headers.first(name: "if-modified-since"), etag: info.etag,
+            lastModified: info.lastModified)
+        {
+            headers.remove(name: "Content-Type")
+            return Plan(status: .notModified, headers: headers, range: nil)
+        }
         // A client's If-Range that does not match what we serve asks for the whole (new) body, not a range of it.
         let rangeHeader = ifRangeHolds(request.headers.first(name: "if-range"), info)
             ? request.headers.first(name: "range") : nil

@@ -94,6 +94,12 @@ final class ProxyHandler: ChannelDuplexHandler, @unchecked Sendable {
         pendingWrites += 1
         let done = promise ?? context.eventLoop.makePromise()
         done.futureResult.whenComplete { [self] _ in pendingWrites -= 1 }
+        // Every answer is dated (RFC 9110 §6.6.1), whichever path made it.
+        if case .head(var head) = unwrapOutboundIn(data), !head.headers.contains(name: "date") {
+            head.headers.add(name: "Date", value: HTTPDate.format(Date()))
+            context.write(wrapOutboundOut(.head(head)), promise: done)
+            return
+        }
         context.write(data, promise: done)
     }
 

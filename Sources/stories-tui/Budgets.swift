@@ -131,6 +131,7 @@ enum Budgets {
                 throw CLIFailure(message: "\(source): '\(text)' is not a size (use e.g. 1GB, or 0 to turn it off)", exitCode: 2)
             }
             configuration.minimumFreeDiskBytes = bytes
+            configuration.minimumFreeDiskShare = nil  // a floor the user chose is kept as it is
         }
     }
 

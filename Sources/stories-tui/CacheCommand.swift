@@ -17,6 +17,20 @@ struct CacheCommand: AsyncParsableCommand {
         @OptionGroup var cache: CacheDirOption
         @Flag(help: "Print one JSON object.") var json = false
 
+        /// Which budget limits the cache now, in words.
+        static func binding(_ stats: CacheStats) -> String {
+            let room = ByteFormat.string(stats.roomBytes)
+            switch stats.binding {
+            case "disk":
+                return "the disk's free-space floor: room for \(room) more"
+                    + " (\(ByteFormat.string(stats.freeDiskBytes ?? 0)) free, \(ByteFormat.string(stats.minimumFreeDiskBytes)) kept free)"
+            case "entries":
+                return "the entry limit (\(stats.entries) of \(stats.maxEntries.map(String.init) ?? "-") entries)"
+            default:
+                return "the size budget: room for \(room) more"
+            }
+        }
+
         func run() async throws {
             try await reportingFailures {
                 // Looking must not create anything: a cache that does not exist yet is an empty one.
@@ -41,7 +55,12 @@ struct CacheCommand: AsyncParsableCommand {
                         + " [\(budgets.sources[.maxSize] ?? "default")],"
                         + " max age \(AgeFormat.string(stats.completeMaxAge)) [\(budgets.sources[.maxAge] ?? "default")],"
                         + " max entries \(stats.maxEntries.map(String.init) ?? "none") [\(budgets.sources[.maxEntries] ?? "default")],"
-                        + " min free \(ByteFormat.string(stats.minimumFreeDiskBytes)) [\(budgets.sources[.minFree] ?? "default")]")
+                        + " min free \(ByteFormat.string(stats.minimumFreeDiskBytes))"
+                        + (budgets.sources[.minFree] == nil && stats.diskBytes != nil
+                            && stats.minimumFreeDiskBytes < budgets.configuration.minimumFreeDiskBytes
+                            ? " (\(Int((budgets.configuration.minimumFreeDiskShare ?? 0) * 100))% of a \(ByteFormat.string(stats.diskBytes ?? 0)) disk)" : "")
+                        + " [\(budgets.sources[.minFree] ?? "default")]")
+                    print("binding          \(Self.binding(stats))")
                 }
                 try store?.close()
             }

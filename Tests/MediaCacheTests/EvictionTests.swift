@@ -4,6 +4,22 @@ import Testing
 
 @testable import MediaCache
 
+/// The free-space floor scales with the disk: the smaller of the configured floor and 5 % of the disk.
+@Suite struct FreeSpaceFloorTests {
+    @Test func theFloorIsTheSmallerOfTheConfiguredOneAndAShareOfTheDisk() {
+        let configuration = CacheConfiguration()
+        #expect(configuration.freeSpaceFloor(diskBytes: 40 << 20) == 2 << 20)
+        #expect(configuration.freeSpaceFloor(diskBytes: 500_000_000_000) == 50_000_000)
+        #expect(configuration.freeSpaceFloor(diskBytes: nil) == 50_000_000)
+        var chosen = configuration
+        chosen.minimumFreeDiskShare = nil
+        #expect(chosen.freeSpaceFloor(diskBytes: 40 << 20) == 50_000_000)
+        var off = configuration
+        off.minimumFreeDiskBytes = 0
+        #expect(off.freeSpaceFloor(diskBytes: 40 << 20) == 0)
+    }
+}
+
 @Suite struct EvictionTests {
     /// Writes `names` completely, one clock second apart, so their access order is the list order.
     private func fill(_ store: CacheStore, _ clock: ManualClock, _ names: [String], length: Int64) throws {

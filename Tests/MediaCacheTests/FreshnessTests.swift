@@ -33,7 +33,48 @@ import Testing
         #expect(HTTPFreshness.lifetime(cacheControl: nil, expires: "Sun, 06 Nov 1994 07:49:37 GMT", date: date, age: nil) == nil)
         // Without the answer's Date the clocks cannot be compared: nothing is assumed.
         #expect(HTTPFreshness.lifetime(cacheControl: nil, expires: "Sun, 06 Nov 1994 09:49:37 GMT", date: nil, age: nil) == nil)
-        #expect(HTTPFreshness.httpDate("Sun, 31 Feb 1994 08:49:37 UTC") == nil)
+        #expect(HTTPDate.parse("Sun, 31 Feb 1994 08:49:37 UTC") == nil)
+    }
+}
+
+@Suite struct HeuristicFreshnessTests {
+    private let date = "Sun, 06 Nov 1994 08:49:37 GMT"
+
+    /// RFC 9111 §4.2.2: an answer with no stated freshness but a Last-Modified is fresh for a tenth of its age.
+    @Test func aTenthOfTheAgeSinceLastModifiedAtMostADay() {
+        #expect(HTTPFreshness.lifetime(
+            cacheControl: nil, expires: nil, date: date, age: nil, lastModified: "Sun, 06 Nov 1994 07:49:37 GMT") == 360)
+        #expect(HTTPFreshness.lifetime(
+            cacheControl: nil, expires: nil, date: date, age: "60", lastModified: "Sun, 06 Nov 1994 07:49:37 GMT") == 300)
+        #expect(HTTPFreshness.lifetime(
+            cacheControl: nil, expires: nil, date: date, age: nil, lastModified: "Sun, 06 Nov 1993 08:49:37 GMT")
+            == HTTPFreshness.heuristicCap)
+        // Without Date, the time it arrived.
+        let received = HTTPDate.parse(date) ?? Date()
+        #expect(HTTPFreshness.lifetime(
+            cacheControl: nil, expires: nil, date: nil, age: nil, lastModified: "Sun, 06 Nov 1994 08:39:37 GMT",
+            receivedAt: received) == 60)
+    }
+
+    @Test func statedFreshnessMustRevalidateAndNoCacheWin() {
+        let modified = "Sun, 06 Nov 1993 08:49:37 GMT"
+        #expect(HTTPFreshness.lifetime(cacheControl: "max-age=5", expires: nil, date: date, age: nil, lastModified: modified) == 5)
+        #expect(HTTPFreshness.lifetime(cacheControl: "must-revalidate", expires: nil, date: date, age: nil, lastModified: modified) == nil)
+        #expect(HTTPFreshness.lifetime(cacheControl: "no-cache", expires: nil, date: date, age: nil, lastModified: modified) == nil)
+        #expect(HTTPFreshness.lifetime(cacheControl: nil, expires: "0", date: date, age: nil, lastModified: modified) == nil)
+        // A Last-Modified after the answer's date gives nothing.
+        #expect(HTTPFreshness.lifetime(
+            cacheControl: nil, expires: nil, date: date, age: nil, lastModified: "Sun, 06 Nov 1994 09:49:37 GMT") == nil)
+    }
+
+    @Test func httpDatesAreWrittenAsTheyAreRead() {
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: 784_111_777)) == date)
+        #expect(HTTPDate.parse(date) == Date(timeIntervalSince1970: 784_111_777))
+        for seconds in [0, 951_782_400, 1_709_164_799, 4_102_444_800, -86_401] as [TimeInterval] {
+            let when = Date(timeIntervalSince1970: seconds)
+            #expect(HTTPDate.parse(HTTPDate.format(when)) == when, "\(HTTPDate.format(when))")
+        }
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: 951_782_400)) == "Tue, 29 Feb 2000 00:00:00 GMT")
     }
 }
 
@@ -157,6 +198,75 @@ import Testing
         clock.advance(by: 61)
         await loader.validate(url: url)
         #expect(origin.requests.map(\.method).first == "HEAD")
+        #expect(try await loader.data(LoadingRequest(url: url)) == changed)
+        try await close(store, loader)
+        await origin.shutdown()
+    }
+
+    /// A long-running process whose copy has no stated freshness and no Last-Modified (an ETag only): the check's
+    /// answer holds for the recheck interval, then a conditional check finds the origin's new version. Before,
+    /// one check held for the life of the process: a proxy served the old version for days.
+    @Test func aLongRunningProcessRechecksACopyWithoutFreshnessAfterTheInterval() async throws {
+        let origin = try await MediaOriginServer()
+        let dir = TemporaryDirectory()
+        defer { dir.cleanup() }
+        origin.set(OriginResource(bytes: content(100_000), etag: "\"one\""), at: "/e.mp4")
+        let url = origin.url("e.mp4")
+        let clock = ManualClock()
+        let (store, loader) = try open(dir.url, clock)
+        _ = try await loader.data(LoadingRequest(url: url))
+        // Unchanged: the conditional check is answered 304, with no body.
+        clock.advance(by: LoaderConfiguration().recheckInterval + 1)
+        await origin.resetCounters()
+        await loader.validate(url: url)
+        #expect(origin.requests.map(\.status) == [304])
+        #expect(origin.requests.first?.conditional == true)
+        // Within the interval: no request.
+        await origin.resetCounters()
+        let changed = content(100_000, seed: 9)
+        origin.set(OriginResource(bytes: changed, etag: "\"two\""), at: "/e.mp4")
+        clock.advance(by: 10)
+        await loader.validate(url: url)
+        #expect(origin.requests.isEmpty)
+        // After it: the new version.
+        clock.advance(by: LoaderConfiguration().recheckInterval)
+        await loader.validate(url: url)
+        #expect(origin.requests.map(\.method).first == "HEAD")
+        #expect(try await loader.data(LoadingRequest(url: url)) == changed)
+        try await close(store, loader)
+        await origin.shutdown()
+    }
+
+    /// A copy with only a Last-Modified is fresh for a tenth of its age (no request at all), then checked with
+    /// If-Modified-Since; a changed Last-Modified brings the new bytes.
+    @Test func aLastModifiedCopyIsHeuristicallyFreshThenCheckedConditionally() async throws {
+        let origin = try await MediaOriginServer()
+        let dir = TemporaryDirectory()
+        defer { dir.cleanup() }
+        func resource(_ bytes: [UInt8], modifiedAgo seconds: TimeInterval) -> OriginResource {
+            var resource = OriginResource(bytes: bytes, lastModified: HTTPDate.format(Date() - seconds))
+            resource.etag = nil
+            return resource
+        }
+        // Modified 1,000 s before the answer: fresh for 100 s.
+        origin.set(resource(content(100_000), modifiedAgo: 1_000), at: "/m.mp4")
+        let url = origin.url("m.mp4")
+        let clock = ManualClock()
+        let (store, loader) = try open(dir.url, clock)
+        _ = try await loader.data(LoadingRequest(url: url))
+        await origin.resetCounters()
+        clock.advance(by: 60)
+        await loader.validate(url: url)
+        #expect(origin.requests.isEmpty, "\(origin.requests)")
+        clock.advance(by: 45)
+        await loader.validate(url: url)
+        #expect(origin.requests.map(\.status) == [304])
+        let changed = content(100_000, seed: 5)
+        origin.set(resource(changed, modifiedAgo: 0), at: "/m.mp4")
+        clock.advance(by: LoaderConfiguration().recheckInterval + HTTPFreshness.heuristicCap)
+        await origin.resetCounters()
+        await loader.validate(url: url)
+        #expect(origin.requests.map(\.status) == [200])
         #expect(try await loader.data(LoadingRequest(url: url)) == changed)
         try await close(store, loader)
         await origin.shutdown()

@@ -63,6 +63,45 @@ import Testing
         await h.close()
     }
 
+    /// An origin that stops sending or trickles fails the request in one sentence once the trouble has lasted
+    /// `giveUpAfter`, whatever retries remain (before, each retry waited out its own timeout: 4 attempts of 15 s
+    /// and more for a trickle). Retries are plentiful here so that only the time limit can end the request.
+    @Test(arguments: ["stall", "trickle"])
+    func aFailingOriginEndsTheRequestOnceTheTroubleLastsTheLimit(_ kind: String) async throws {
+        var configuration = LoaderHarness.defaultConfiguration
+        configuration.maxRetries = 1_000
+        configuration.retryBackoff = 0.01
+        configuration.giveUpAfter = 1.5
+        // (A trickle of 2 kB/s, under the 4 kB/s minimum, sends often enough that the read timeout never fires.)
+        configuration.client.readTimeout = kind == "stall" ? 0.3 : 1
+        configuration.client.minimumThroughputWindow = 0.3
+        let origin = try await MediaOriginServer(
+            profile: kind == "trickle" ? NetworkProfile(bytesPerSecond: 2_000, latency: 0) : .unlimited)
+        let h = try await LoaderHarness(origin: origin, configuration: configuration)
+        h.origin.set(OriginResource(bytes: content(200_000)), at: "/t.mp4")
+        if kind == "stall" {
+            var faults = OriginFaults()
+            faults.stallAfterBytes = 0
+            h.origin.setFaults(faults)
+        }
+        do {
+            _ = try await h.read("t.mp4")
+            Issue.record("\(kind): the read succeeded")
+        } catch let error as OriginError {
+            guard case .gaveUp(_, let seconds, let last) = error else {
+                Issue.record("\(kind): \(error)")
+                return await h.close()
+            }
+            #expect(seconds == 1.5)
+            // (A loaded machine may see a trickle's gaps as a stall: either way the trouble ends the request.)
+            #expect(last.contains("stopped sending") || kind == "trickle" && last.contains("too slow"), "\(last)")
+            #expect("\(error)".contains("giving up"))
+        }
+        // A handful of attempts, not the thousand allowed.
+        #expect(h.origin.requests.count <= 12, "\(h.origin.requests.count) requests")
+        await h.close()
+    }
+
     @Test func errorStatusesCarryStatusAndReason() async throws {
         let h = try await LoaderHarness()
         await #expect(throws: OriginError.httpStatus(url: h.url("none.mp4").absoluteString, status: 404, reason: "Not Found")) {

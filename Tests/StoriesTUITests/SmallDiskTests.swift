@@ -93,4 +93,44 @@ import Glibc
         #expect(result.status == 0, "\(result.stderr)")
         await origin.shutdown()
     }
+
+    /// A 40 MB disk with the default budgets (a 50 MB free-space floor, which such a disk can never have): the
+    /// floor scales down to 5 % of the disk, so a 3 MB video is cached at its first fetch (one pass of the file)
+    /// and the second costs the origin nothing; `cache stats` names the budget that binds.
+    @Test func aSmallDiskWithDefaultBudgetsCachesAndSaysWhichBudgetBinds() async throws {
+        let scratch = ScratchDirectory()
+        try FileManager.default.createDirectory(at: scratch.url, withIntermediateDirectories: true)
+        defer { scratch.cleanup() }
+        let mount = scratch.url.appendingPathComponent("disk").path
+        try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
+        guard try await mountTmpfs(at: mount, megabytes: 40) else { return }
+        defer { _ = try? CLI.runBlocking(["-l", mount], environment: [:], executable: URL(fileURLWithPath: "/bin/umount")) }
+        let cache = mount + "/cache"
+        let origin = try await MediaOriginServer()
+        let bytes = content(3_000_000, seed: 3)
+        origin.set(OriginResource(bytes: bytes), at: "/v.mp4")
+        for round in 1...2 {
+            await origin.resetCounters()
+            let result = try await CLI.run(["fetch", origin.url("v.mp4").absoluteString, "--cache-dir", cache])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout == Data(bytes))
+            let expected = round == 1 ? Int64(bytes.count) : 0
+            #expect(origin.bodyBytesSent == expected, "fetch \(round): the origin sent \(origin.bodyBytesSent)")
+        }
+        let stats = try await CLI.run(["cache", "stats", "--json", "--cache-dir", cache])
+        let figures = try #require(try JSONSerialization.jsonObject(with: stats.stdout) as? [String: Any])
+        #expect(figures["completeBytes"] as? Int == bytes.count)
+        #expect(figures["minimumFreeDiskBytes"] as? Int == 2_097_152, "\(figures)")
+        #expect(figures["binding"] as? String == "disk")
+        let text = try await CLI.run(["cache", "stats", "--cache-dir", cache])
+        #expect(text.text.contains("binding          the disk's free-space floor"), "\(text.text)")
+        // A floor the user chose is kept as given: 50 MB on this disk makes room by evicting what is cached.
+        origin.set(OriginResource(bytes: content(1_000_000, seed: 4)), at: "/w.mp4")
+        let chosen = try await CLI.run(
+            ["fetch", origin.url("w.mp4").absoluteString, "--cache-dir", cache, "--min-free", "50MB"])
+        #expect(chosen.status == 0, "\(chosen.stderr)")
+        let listed = try await CLI.run(["cache", "ls", "--json", "--cache-dir", cache])
+        #expect(!listed.text.contains("v.mp4"), "\(listed.text)")
+        await origin.shutdown()
+    }
 }

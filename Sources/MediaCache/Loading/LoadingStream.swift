@@ -31,6 +31,11 @@ public struct LoadingStream: AsyncSequence, Sendable {
         private var replans = 0
         /// Bytes delivered since the last transient failure: enough of them restores the retry budget.
         private var deliveredSinceFailure: Int64 = 0
+        /// Since when the origin has been failing this reader (nil while it delivers): past
+        /// `LoaderConfiguration.giveUpAfter` the request fails, however many retries remain.
+        private var troubleSince: ContinuousClock.Instant?
+        /// The failure that started or continued the trouble, for the final error.
+        private var lastFailure: OriginError?
         private var delivered: Int64 = 0
         private var cacheBytes: Int64 = 0
         private var originBytes: Int64 = 0
@@ -152,7 +157,41 @@ public struct LoadingStream: AsyncSequence, Sendable {
                     holding = fetchID
                     loader.launchFetch(key: key, url: request.url, fetchID: fetchID, start: start, target: target)
                 }
-                await loader.coordinator.wait(key: key, after: seen)
+                try await waitForBytes(after: seen)
+            }
+        }
+
+        /// Waits for the key's next event; while the origin is failing this reader, no later than the moment the
+        /// trouble has lasted `giveUpAfter`, when the request fails in one sentence.
+        private func waitForBytes(after seen: UInt64) async throws {
+            guard let since = troubleSince else {
+                return await loader.coordinator.wait(key: key, after: seen)
+            }
+            let deadline = since + .milliseconds(Int64(loader.configuration.giveUpAfter * 1000))
+            let (coordinator, key) = (loader.coordinator, key)
+            let timer = Task {
+                try await Task.sleep(until: deadline, clock: .continuous)
+                coordinator.change(key) { _ in }  // wakes the readers of the key, this one among them
+            }
+            defer { timer.cancel() }
+            await coordinator.wait(key: key, after: seen)
+            if troubleSince != nil, ContinuousClock.now >= deadline { throw gaveUp() }
+        }
+
+        private func gaveUp() -> OriginError {
+            OriginError.gaveUp(
+                url: request.url.absoluteString, seconds: loader.configuration.giveUpAfter,
+                last: lastFailure.map { "\($0)" } ?? "no bytes")
+        }
+
+        /// How long a failure had already been unproductive when it was reported: a read timeout comes after that
+        /// long without a byte, a throughput failure after a window of too few.
+        private func unproductiveTime(before failure: OriginError) -> Duration {
+            let client = loader.configuration.client
+            switch failure {
+            case .timeout: return .milliseconds(Int64(client.readTimeout * 1000))
+            case .tooSlow: return .milliseconds(Int64(client.minimumThroughputWindow * 1000))
+            default: return .zero
             }
         }
 
@@ -169,6 +208,10 @@ public struct LoadingStream: AsyncSequence, Sendable {
                 guard let origin = error as? OriginError, origin.isTransient else { throw error }
                 if deliveredSinceFailure >= loader.configuration.retryBudgetRestoredAfter { retries = 0 }
                 deliveredSinceFailure = 0
+                let now = ContinuousClock.now
+                let since = troubleSince ?? now - unproductiveTime(before: origin)
+                (troubleSince, lastFailure) = (since, origin)
+                if now - since >= .milliseconds(Int64(loader.configuration.giveUpAfter * 1000)) { throw gaveUp() }
                 guard retries < loader.configuration.maxRetries else {
                     if retries == 0 { throw origin }
                     throw OriginError.retriesExhausted(
@@ -212,6 +255,12 @@ public struct LoadingStream: AsyncSequence, Sendable {
             delivered += Int64(bytes.count)
             currentOffset = range.upperBound
             deliveredSinceFailure += Int64(bytes.count)
+            // A retry that delivers a throughput window's worth (or a block) has ended the trouble.
+            let client = loader.configuration.client
+            let healthy = Swift.max(
+                loader.configuration.blockSize,
+                Int64(Double(client.minimumBytesPerSecond) * client.minimumThroughputWindow))
+            if troubleSince != nil, deliveredSinceFailure >= healthy { troubleSince = nil }
             replans = 0
             return LoadedChunk(
                 offset: range.lowerBound, bytes: bytes, source: fromCache == Int64(bytes.count) ? .cache : .origin)

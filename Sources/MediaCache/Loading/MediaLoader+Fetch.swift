@@ -149,8 +149,10 @@ extension MediaLoader {
             }
         }
         // What this answer says of how long the copy may be used without asking (the next process reads it).
-        let freshUntil = store.recordFreshness(key: key, generation: generation, lifetime: response.freshnessLifetime)
-        coordinator.change(key) { $0.originAnswered(freshUntil: freshUntil) }
+        let freshUntil = store.recordFreshness(
+            key: key, generation: generation, lifetime: response.freshnessLifetime(receivedAt: store.now()))
+        let checkedUntil = freshUntil ?? store.now().addingTimeInterval(configuration.recheckInterval)
+        coordinator.change(key) { $0.originAnswered(freshUntil: checkedUntil) }
         // Cached bytes of the same generation that this body covers and that must be proved equal to it: the
         // overlap of a resume, or (a whole body for an origin without strong validators) everything cached.
         var unproven = ByteRangeSet()
@@ -323,22 +325,39 @@ extension MediaLoader {
         return coordinator.startValidation(key: key, needed: needed, freshUntil: freshUntil, now: store.now()) {
             Task { [self] in
                 let (result, freshUntil) = await runValidation(key: key, url: url, cached: cached)
-                coordinator.validated(key: key, result, freshUntil: freshUntil)
+                // An answer without freshness holds for the recheck interval (a long-running process asks again).
+                let checkedUntil = freshUntil ?? store.now().addingTimeInterval(configuration.recheckInterval)
+                coordinator.validated(key: key, result, freshUntil: checkedUntil)
             }
         }
     }
 
-    /// Asks the origin (HEAD) whether `cached` is still its version; also returns until when the answer holds.
+    /// The conditions that make the origin answer `304 Not Modified` while `cached` is still its version.
+    static func conditions(for cached: ResourceMetadata) -> [(String, String)] {
+        var conditions: [(String, String)] = []
+        if let etag = cached.etag { conditions.append(("If-None-Match", etag)) }
+        if let modified = cached.lastModified { conditions.append(("If-Modified-Since", modified)) }
+        return conditions
+    }
+
+    /// Asks the origin (a conditional HEAD) whether `cached` is still its version; also returns until when the
+    /// answer holds. A `304` says so at once; a `200` is compared with the cached copy (length and validators).
     private func runValidation(
         key: CacheKey, url: URL, cached: ResourceMetadata
     ) async -> (ValidationResult, Date?) {
         do {
             traffic.sentRequest()
-            let response = try await fetcher.send(url: url, method: .HEAD)
+            let response = try await fetcher.send(url: url, method: .HEAD, conditions: Self.conditions(for: cached))
             var result = ValidationResult.unchanged
             var outcome = "unchanged"
             var freshUntil: Date?
             switch response.status {
+            case 304:
+                if let generation = store.info(for: key)?.generation {
+                    freshUntil = store.recordFreshness(
+                        key: key, generation: generation,
+                        lifetime: response.freshnessLifetime(receivedAt: store.now(), lastModified: cached.lastModified))
+                }
             case 200:
                 let current = ResourceMetadata(
                     url: url.absoluteString, contentLength: response.contentLength, contentType: response.contentType,
@@ -350,7 +369,7 @@ extension MediaLoader {
                 }
                 if let generation = store.info(for: key)?.generation {
                     freshUntil = store.recordFreshness(
-                        key: key, generation: generation, lifetime: response.freshnessLifetime)
+                        key: key, generation: generation, lifetime: response.freshnessLifetime(receivedAt: store.now()))
                 }
             case 404, 410:
                 outcome = "gone"

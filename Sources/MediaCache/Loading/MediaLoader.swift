@@ -20,9 +20,17 @@ public struct LoaderConfiguration: Sendable, Equatable {
     public var retryBackoff: TimeInterval = 0.25
     /// Longest retry delay in seconds.
     public var retryBackoffCap: TimeInterval = 4
+    /// Seconds a request keeps trying once the origin fails it (stops sending, trickles, drops the connection)
+    /// before it fails in one sentence, whatever retries remain: a stalled origin never holds a reader longer.
+    /// The time a read timeout or a throughput window took to notice the trouble counts.
+    public var giveUpAfter: TimeInterval = 30
     /// Check a cached copy against the origin (HEAD) once per resource and session, beside serving it (see
     /// `validate(url:key:waitingAtMost:)` to wait for the answer).
     public var revalidate = true
+    /// Seconds a check's answer holds in this process when the origin gave the copy no freshness (no
+    /// `Cache-Control: max-age`, no `Expires`, no `Last-Modified` to judge by): a long-running process (the
+    /// proxy) asks again when the copy is used after this long.
+    public var recheckInterval: TimeInterval = 300
     /// Origin timeouts and redirects.
     public var client = OriginClientConfiguration()
 

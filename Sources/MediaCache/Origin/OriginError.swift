@@ -24,6 +24,8 @@ public enum OriginError: Error, Equatable, Sendable, CustomStringConvertible {
     case tooSlow(url: String, bytesPerSecond: Int, seconds: Double)
     /// The retry budget of one request ran out.
     case retriesExhausted(url: String, attempts: Int, last: String)
+    /// The origin failed one request for longer than the loader waits (`LoaderConfiguration.giveUpAfter`).
+    case gaveUp(url: String, seconds: Double, last: String)
 
     /// What went wrong, as a sentence naming the URL.
     public var description: String {
@@ -48,6 +50,8 @@ public enum OriginError: Error, Equatable, Sendable, CustomStringConvertible {
             return "\(url): origin too slow (under \(rate) bytes/s for \(seconds.formatted()) s)"
         case .retriesExhausted(let url, let attempts, let last):
             return "\(url): gave up after \(attempts) attempts (last: \(last))"
+        case .gaveUp(let url, let seconds, let last):
+            return "\(url): the origin sent too little for \(seconds.formatted()) s, giving up (last: \(last)); try again later"
         }
     }
 

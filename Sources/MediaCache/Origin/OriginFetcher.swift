@@ -38,11 +38,13 @@ struct OriginResponse {
     var contentRangeHeader: String? { headers.first(name: "content-range") }
     /// The body's length as declared by Content-Length (nil for a chunked body, whose end is its length).
     var declaredLength: Int64? { headers.first(name: "transfer-encoding") == nil ? contentLength : nil }
-    /// How long the answer may be used without asking again (nil: the origin said nothing, or no-cache).
-    var freshnessLifetime: TimeInterval? {
+    /// How long the answer, received at `receivedAt`, may be used without asking again (nil: it gives no
+    /// freshness, or says no-cache); `lastModified` stands for the answer's own (a 304 may leave it out).
+    func freshnessLifetime(receivedAt: Date, lastModified: String? = nil) -> TimeInterval? {
         HTTPFreshness.lifetime(
             cacheControl: headers[canonicalForm: "cache-control"].map(String.init).joined(separator: ","),
-            expires: headers.first(name: "expires"), date: headers.first(name: "date"), age: headers.first(name: "age"))
+            expires: headers.first(name: "expires"), date: headers.first(name: "date"), age: headers.first(name: "age"),
+            lastModified: self.lastModified ?? lastModified, receivedAt: receivedAt)
     }
 }
 
@@ -95,14 +97,17 @@ final class OriginFetcher: Sendable {
 
     /// Sends the request and returns once the response head arrived; the body streams with back-pressure.
     /// Redirects (301, 302, 303, 307, 308) are followed up to `maxRedirects` times, each target validated first.
-    func send(url: URL, method: HTTPMethod, range: String? = nil, ifRange: String? = nil) async throws
-        -> OriginResponse
-    {
+    /// `conditions` are sent as they are (`If-None-Match`, `If-Modified-Since`).
+    func send(
+        url: URL, method: HTTPMethod, range: String? = nil, ifRange: String? = nil,
+        conditions: [(String, String)] = []
+    ) async throws -> OriginResponse {
         var current = try OriginURL.validate(url)
         var visited: Set<String> = [current.absoluteString]
         var redirects = 0
         while true {
-            let response = try await sendOnce(url: current, method: method, range: range, ifRange: ifRange)
+            let response = try await sendOnce(
+                url: current, method: method, range: range, ifRange: ifRange, conditions: conditions)
             guard [301, 302, 303, 307, 308].contains(response.status), let location = response.headers.first(name: "location")
             else { return response }
             // The redirect's own body is never read; the response is dropped with it.
@@ -130,15 +135,16 @@ final class OriginFetcher: Sendable {
         return "\(error)"
     }
 
-    private func sendOnce(url: URL, method: HTTPMethod, range: String?, ifRange: String?) async throws
-        -> OriginResponse
-    {
+    private func sendOnce(
+        url: URL, method: HTTPMethod, range: String?, ifRange: String?, conditions: [(String, String)]
+    ) async throws -> OriginResponse {
         var request = HTTPClientRequest(url: url.absoluteString)
         request.method = method
         request.headers.add(name: "User-Agent", value: configuration.userAgent)
         request.headers.add(name: "Accept-Encoding", value: "identity")
         if let range { request.headers.add(name: "Range", value: range) }
         if let ifRange { request.headers.add(name: "If-Range", value: ifRange) }
+        for (name, value) in conditions { request.headers.add(name: name, value: value) }
         do {
             // The deadline bounds the whole exchange; stalls are caught earlier by the read timeout and slow
             // trickles by the minimum-throughput rule.

@@ -50,7 +50,7 @@ extension CacheStore {
             let overBudget =
                 usage.partialBytes > configuration.partialByteLimit || usage.completeBytes > configuration.completeByteLimit
             let expiryDue = now().timeIntervalSince(s.lastExpiryCheck) >= 60
-            let spaceDue = configuration.minimumFreeDiskBytes > 0 && s.bytesSinceSpaceCheck >= (1 << 20)
+            let spaceDue = freeSpaceFloor > 0 && s.bytesSinceSpaceCheck >= (1 << 20)
             if overBudget || expiryDue || spaceDue { _ = try enforceBudgetsLocked(&s, excluding: nil) }
         }
     }
@@ -119,8 +119,8 @@ extension CacheStore {
     }
 
     private func isLowOnSpace(freedSinceReading freed: Int64) -> Bool {
-        guard configuration.minimumFreeDiskBytes > 0, let free = freeSpace() else { return false }
-        return free + freed < configuration.minimumFreeDiskBytes
+        guard freeSpaceFloor > 0, let free = freeSpace() else { return false }
+        return free + freed < freeSpaceFloor
     }
 
     private func lruVictim(_ s: inout StoreState, state: ResourceState?, protected: Set<CacheKey>) throws
@@ -172,12 +172,12 @@ extension CacheStore {
             logger.debug("evicted \(victim): \(EvictionReason.overBudget.rawValue)")
         }
         s.bytesSinceSpaceCheck += newBytes
-        if configuration.minimumFreeDiskBytes > 0, s.bytesSinceSpaceCheck >= (1 << 20) {
+        if freeSpaceFloor > 0, s.bytesSinceSpaceCheck >= (1 << 20) {
             s.bytesSinceSpaceCheck = 0
             var freed: Int64 = 0
             while isLowOnSpace(freedSinceReading: freed) {
                 guard let victim = try lruVictim(&s, state: nil, protected: protected) else {
-                    s.refusal = "the disk has less than \(configuration.minimumFreeDiskBytes) bytes free and nothing left to evict"
+                    s.refusal = "the disk has less than \(freeSpaceFloor) bytes free and nothing left to evict"
                     return false
                 }
                 freed += try discardLocked(&s, victim)

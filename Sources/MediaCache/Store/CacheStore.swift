@@ -32,6 +32,8 @@ public final class CacheStore: Sendable {
     let logger: Logger
     let now: @Sendable () -> Date
     let freeSpace: @Sendable () -> Int64?
+    /// Free bytes eviction keeps on the disk: the configured floor, scaled down on a small disk.
+    public let freeSpaceFloor: Int64
     let state: NIOLockedValueBox<StoreState>
     let trashQueue = DispatchQueue(label: "MediaCache.trash")
     let locks: SharedLocks
@@ -79,6 +81,7 @@ public final class CacheStore: Sendable {
         self.now = now
         let rootPath = directory.path
         self.freeSpace = freeSpace ?? { DataFile.freeSpace(atPath: rootPath) }
+        freeSpaceFloor = configuration.freeSpaceFloor(diskBytes: DataFile.diskSize(atPath: rootPath))
         let indexPath = directory.appendingPathComponent("index.sqlite").path
         if readOnlyForTesting, !FileManager.default.fileExists(atPath: indexPath) {
             throw CacheError.io("there is no cache in \(directory.path) yet")

@@ -92,6 +92,19 @@ final class DataFile: Sendable {
         return Int64(info.f_bavail) * Int64(info.f_frsize)
     }
 
+    /// The size in bytes of the file system that holds `path` (or, when `path` does not exist yet, its nearest
+    /// existing ancestor), or nil when unknown.
+    static func diskSize(atPath path: String) -> Int64? {
+        var current = path
+        while true {
+            var info = statvfs()
+            if statvfs(current, &info) == 0 { return Int64(info.f_blocks) * Int64(info.f_frsize) }
+            let parent = (current as NSString).deletingLastPathComponent
+            guard !parent.isEmpty, parent != current else { return nil }
+            current = parent
+        }
+    }
+
     /// Renames atomically (same file system).
     static func rename(from source: String, to destination: String) throws(CacheError) {
         guard SystemCalls.renameFile(source, destination) == 0 else {
