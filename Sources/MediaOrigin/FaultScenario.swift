@@ -67,6 +67,9 @@ public struct FaultScenario: Sendable, CustomStringConvertible {
                 name: "Content-Range names another total length", cachedPrefix: prefix, expected: nil, current: v1,
                 apply: faults { $0.contentRangeTotal = v1.count + 1000 }),
             FaultScenario(
+                name: "Content-Range names fewer bytes than the body", cachedPrefix: prefix, expected: nil,
+                current: v1, apply: faults { $0.shortContentRange = 1000 }),
+            FaultScenario(
                 name: "no Content-Length, chunked", cachedPrefix: prefix, expected: v1, current: v1,
                 apply: faults { $0.chunked = true }),
             FaultScenario(

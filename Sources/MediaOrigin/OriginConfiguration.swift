@@ -129,6 +129,9 @@ public struct OriginFaults: Sendable, Equatable {
     public var bodyLengthError = 0
     /// Answer every ranged GET with 416 and `Content-Range: bytes */LENGTH`, even for a satisfiable range.
     public var refuseRanges = false
+    /// `Content-Range` names this many bytes fewer than the body carries (its last byte and its total both
+    /// lower), while `Content-Length` and the body stay right: lengths that disagree.
+    public var shortContentRange = 0
     /// Answers conditional requests in full, never `304 Not Modified`.
     public var ignoreConditions = false
 

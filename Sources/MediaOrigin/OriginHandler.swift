@@ -85,7 +85,7 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
                     case .unsatisfiable:
                         status = .rangeNotSatisfiable
                         headers.add(name: "Content-Range", value: "bytes */\(length)")
-                    case .whole: break  // absent or malformed: ignored, as RFC 9110 allows
+                    case .whole, .multiple: break  // absent, malformed or several: ignored, as RFC 9110 allows
                     }
                 }
             }
@@ -93,9 +93,9 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
                 if let range {
                     status = .partialContent
                     let first = range.lowerBound + faults.contentRangeOffsetShift
-                    let last = range.upperBound + faults.contentRangeOffsetShift
-                    headers.add(
-                        name: "Content-Range", value: "bytes \(first)-\(last)/\(faults.contentRangeTotal ?? length)")
+                    let last = range.upperBound + faults.contentRangeOffsetShift - faults.shortContentRange
+                    let total = (faults.contentRangeTotal ?? length) - faults.shortContentRange
+                    headers.add(name: "Content-Range", value: "bytes \(first)-\(last)/\(total)")
                     body = .resource(resource, range.lowerBound..<(range.upperBound + 1))
                 } else {
                     body = .resource(resource, 0..<length)

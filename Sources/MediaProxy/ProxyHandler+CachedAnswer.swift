@@ -32,6 +32,8 @@ extension ProxyHandler {
                 !HLSPlaylistParser.isPlaylist(contentType: info.contentType)
             else { return nil }
             let plan = Self.plan(request, info, length: length)
+            // Several parts are sent by the loader's path, part by part.
+            guard plan.parts.isEmpty else { return nil }
             planned = plan
             return isGet ? plan.range.map { $0.lowerBound..<($0.upperBound + 1) } : nil
         }

@@ -39,6 +39,10 @@ extension ProxyHandler {
         var headers: HTTPHeaders
         /// The body's bytes; nil for none (an empty resource, or a range that cannot be satisfied).
         var range: ClosedRange<Int64>?
+        /// For several ranges: each part's head (the delimiter, Content-Type, Content-Range) and bytes, then the
+        /// closing delimiter, sent as `multipart/byteranges`.
+        var parts: [(head: String, range: ClosedRange<Int64>)] = []
+        var closing = ""
     }
 
     /// Plans the answer to `request` from `info` (the version served, `length` bytes long), dated `now`:
@@ -71,6 +75,22 @@ extension ProxyHandler {
             headers.add(name: "Content-Range", value: "bytes \(r.lowerBound)-\(r.upperBound)/\(length)")
             headers.add(name: "Content-Length", value: String(r.count))
             return Plan(status: .partialContent, headers: headers, range: r)
+        case .multiple(let ranges):
+            // Only the parts asked for, each fetched on its own (RFC 9110 §14.6).
+            let boundary = "stories-tui-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+            let type = info.contentType ?? "application/octet-stream"
+            var plan = Plan(status: .partialContent, headers: headers, range: nil)
+            plan.parts = ranges.enumerated().map { index, r in
+                ((index == 0 ? "" : "\r\n") + "--\(boundary)\r\nContent-Type: \(type)\r\n"
+                    + "Content-Range: bytes \(r.lowerBound)-\(r.upperBound)/\(length)\r\n\r\n", r)
+            }
+            plan.closing = "\r\n--\(boundary)--\r\n"
+            let total = plan.parts.reduce(Int64(plan.closing.utf8.count)) {
+                $0 + Int64($1.head.utf8.count) + Int64($1.range.count)
+            }
+            plan.headers.replaceOrAdd(name: "Content-Type", value: "multipart/byteranges; boundary=\(boundary)")
+            plan.headers.add(name: "Content-Length", value: String(total))
+            return plan
         case .unsatisfiable:
             headers.add(name: "Content-Range", value: "bytes */\(length)")
             headers.add(name: "Content-Length", value: "0")

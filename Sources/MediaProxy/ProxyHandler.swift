@@ -130,7 +130,10 @@ final class ProxyHandler: ChannelDuplexHandler, @unchecked Sendable {
         let info: ContentInformation
         let shown = OriginURL.withoutCredentials(url).absoluteString
         do {
-            info = try await server.loader.contentInformation(for: url, key: key)
+            // A HEAD costs the origin no body: its own HEAD answers it when nothing is cached.
+            info = isHead
+                ? try await server.loader.headInformation(for: url, key: key)
+                : try await server.loader.contentInformation(for: url, key: key)
         } catch {
             var answered = await upstreamFailure(error, channel, keepAlive, head: isHead)
             answered.url = shown
@@ -149,6 +152,22 @@ final class ProxyHandler: ChannelDuplexHandler, @unchecked Sendable {
         let plan = plan(request, info, length: length)
         await write(channel, .head(HTTPResponseHead(version: .http1_1, status: plan.status, headers: plan.headers)))
         var answered = Answered(status: Int(plan.status.code), url: shown)
+        if request.method == .GET, !plan.parts.isEmpty {
+            do {
+                for part in plan.parts {
+                    await write(channel, .body(.byteBuffer(channel.allocator.buffer(string: part.head))))
+                    try await sendBody(
+                        server: server, url: url, key: key, range: part.range, info: info, length: length,
+                        channel: channel, sent: &answered.bytes, outcome: &answered.outcome)
+                }
+                await write(channel, .body(.byteBuffer(channel.allocator.buffer(string: plan.closing))))
+                await end(channel, keepAlive)
+            } catch {
+                report(error, url: shown, server: server)
+                try? await channel.close()
+            }
+            return answered
+        }
         guard request.method == .GET, let range = plan.range else {
             await end(channel, keepAlive)
             return answered

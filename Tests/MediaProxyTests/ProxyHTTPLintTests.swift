@@ -88,5 +88,74 @@ import Testing
         await harness.close()
     }
 
+    /// A HEAD on a cold cache costs the origin a HEAD, not a block of the body (it cost 64 KiB).
+    @Test func aHeadOnAColdCacheDownloadsNothing() async throws {
+        let harness = try await ProxyHarness()
+        let bytes = content(300_000)
+        harness.origin.set(OriginResource(bytes: bytes, etag: "\"h\""), at: "/h.mp4")
+        let head = try await httpGet(harness.mediaURL("h.mp4"), method: .HEAD)
+        #expect(head.status == 200)
+        #expect(head.headers.first(name: "content-length") == "300000")
+        #expect(head.headers.first(name: "etag") == "\"h\"")
+        #expect(harness.origin.bodyBytesSent == 0)
+        #expect(harness.origin.requests.map(\.method) == ["HEAD"])
+        // The GET after it gets the whole body.
+        let whole = try await httpGet(harness.mediaURL("h.mp4"))
+        #expect(whole.status == 200 && whole.body == bytes)
+        await harness.close()
+    }
+
+    /// Several ranges are answered as `multipart/byteranges` holding just those parts, and only the blocks
+    /// holding them are fetched (a two-part Range on a cold cache fetched the whole file).
+    @Test func severalRangesGetTheirPartsAndCostOnlyTheirBlocks() async throws {
+        let harness = try await ProxyHarness()
+        let bytes = content(600_000)
+        harness.origin.set(OriginResource(bytes: bytes), at: "/m.mp4")
+        let url = harness.mediaURL("m.mp4")
+        for round in ["cold", "warm"] {
+            await harness.origin.resetCounters()
+            let answer = try await httpGet(url, range: "bytes=0-1,5-6,500000-500009")
+            #expect(answer.status == 206, "\(round)")
+            let type = answer.headers.first(name: "content-type") ?? ""
+            let boundary = try #require(type.components(separatedBy: "boundary=").last, "\(type)")
+            #expect(type.hasPrefix("multipart/byteranges"))
+            #expect(answer.headers.first(name: "content-length").flatMap(Int.init) == answer.body.count)
+            let parts = Self.parts(answer.body, boundary: boundary)
+            #expect(parts.map(\.range) == ["bytes 0-1/600000", "bytes 5-6/600000", "bytes 500000-500009/600000"])
+            #expect(parts.map(\.body) == [Array(bytes[0...1]), Array(bytes[5...6]), Array(bytes[500_000...500_009])])
+            // Two 64 KiB blocks at most, not 600 kB; nothing at all once they are cached.
+            #expect(harness.origin.bodyBytesSent <= (round == "cold" ? 2 * 65_536 : 0), "\(round)")
+        }
+        await harness.close()
+    }
+
+    /// The parts of a `multipart/byteranges` body: each one's Content-Range and bytes.
+    static func parts(_ body: [UInt8], boundary: String) -> [(range: String, body: [UInt8])] {
+        let delimiter = Array("--\(boundary)".utf8)
+        var result: [(String, [UInt8])] = []
+        var index = 0
+        func find(_ needle: [UInt8], from start: Int) -> Int? {
+            guard needle.count <= body.count else { return nil }
+            var i = start
+            while i + needle.count <= body.count {
+                if Array(body[i..<(i + needle.count)]) == needle { return i }
+                i += 1
+            }
+            return nil
+        }
+        while let start = find(delimiter, from: index) {
+            let afterDelimiter = start + delimiter.count
+            if body.count >= afterDelimiter + 2, body[afterDelimiter] == UInt8(ascii: "-") { break }
+            guard let headEnd = find(Array("\r\n\r\n".utf8), from: afterDelimiter) else { break }
+            let head = String(decoding: body[afterDelimiter..<headEnd], as: UTF8.self)
+            let range = head.components(separatedBy: "\r\n").first { $0.lowercased().hasPrefix("content-range:") }
+                .map { String($0.dropFirst("content-range:".count)).trimmingCharacters(in: .whitespaces) } ?? ""
+            guard let next = find(Array("\r\n--\(boundary)".utf8), from: headEnd + 4) else { break }
+            result.append((range, Array(body[(headEnd + 4)..<next])))
+            index = next + 2
+        }
+        return result
+    }
+
     private func origin(_ harness: ProxyHarness) -> MediaOriginServer { harness.origin }
 }

@@ -107,3 +107,13 @@ public func testConfiguration(_ adjust: (inout CacheConfiguration) -> Void = { _
 public func content(_ count: Int, seed: Int = 1) -> [UInt8] {
     (0..<count).map { UInt8(truncatingIfNeeded: ($0 &* 131) ^ ($0 >> 8) ^ seed &* 77) }
 }
+
+/// Polls `condition` every few milliseconds until it holds or `limit` passes; returns whether it held.
+public func eventually(within limit: Duration = .seconds(30), _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return condition()
+}

@@ -155,9 +155,9 @@ import Testing
         let decoder = try await rig.decoder(file: name, box: (32, 24))
         decoder.start()
         defer { decoder.stop() }
-        #expect(await VideoDecoderTests.eventually { decoder.frame != nil })
+        #expect(await eventually { decoder.frame != nil })
         decoder.seek(to: 2.5)
-        #expect(await VideoDecoderTests.eventually { abs((decoder.frame?.time ?? 0) - 2.5) < 0.02 || decoder.failure != nil })
+        #expect(await eventually { abs((decoder.frame?.time ?? 0) - 2.5) < 0.02 || decoder.failure != nil })
         #expect(decoder.failure == nil)
         await rig.close()
     }
@@ -226,7 +226,7 @@ import Testing
         let decoder = try await rig.decoder(file: try media.sixtyFPS(), box: (32, 24))
         decoder.start()
         defer { decoder.stop() }
-        #expect(await VideoDecoderTests.eventually { decoder.frame != nil })
+        #expect(await eventually { decoder.frame != nil })
         #expect(decoder.cadence?.step == 2)
         // The playhead moves a 60th of a second at a time: every second frame is shown, one after another.
         var shownTimes: [Double] = [try #require(decoder.frame?.time)]
@@ -234,7 +234,7 @@ import Testing
             let target = Double(step) / 60
             decoder.show(at: target)
             if step % 2 == 0 {
-                #expect(await VideoDecoderTests.eventually { (decoder.frame?.time ?? 0) >= target - 0.001 })
+                #expect(await eventually { (decoder.frame?.time ?? 0) >= target - 0.001 })
                 shownTimes.append(decoder.frame?.time ?? -1)
             }
         }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import MediaTestSupport
 import MediaCache
 import MediaOrigin
 import Testing
@@ -26,14 +27,14 @@ import _CryptoExtras
         let rig = try await Rig()
         let playing = player(rig)
         let run = Task { await playing.run() }
-        #expect(await VideoDecoderTests.eventually { playing.status.state == .playing })
+        #expect(await eventually { playing.status.state == .playing })
         playing.setPaused(true)
-        #expect(await VideoDecoderTests.eventually { playing.status.state == .paused })
+        #expect(await eventually { playing.status.state == .paused })
         let before = playing.status.position
         playing.seek(by: 3.3 - before)
-        #expect(await VideoDecoderTests.eventually { abs((playing.frame?.time ?? 0) - 3.3) < 0.05 }, "\(playing.frame?.time ?? -1)")
+        #expect(await eventually { abs((playing.frame?.time ?? 0) - 3.3) < 0.05 }, "\(playing.frame?.time ?? -1)")
         playing.seek(by: -2)
-        #expect(await VideoDecoderTests.eventually { abs((playing.frame?.time ?? 0) - 1.3) < 0.05 }, "\(playing.frame?.time ?? -1)")
+        #expect(await eventually { abs((playing.frame?.time ?? 0) - 1.3) < 0.05 }, "\(playing.frame?.time ?? -1)")
         #expect(playing.status.error == nil)
         run.cancel()
         _ = await run.value
@@ -56,12 +57,12 @@ import _CryptoExtras
             events.handler(event)
         }
         let run = Task { await playing.run() }
-        #expect(await VideoDecoderTests.eventually { switchedAt(events) != nil })
+        #expect(await eventually { switchedAt(events) != nil })
         let at = try #require(switchedAt(events))
         #expect(at >= 1 && at <= 4)
-        #expect(await VideoDecoderTests.eventually { playing.status.position >= at + 0.3 })
+        #expect(await eventually { playing.status.position >= at + 0.3 })
         playing.setPaused(true)
-        #expect(await VideoDecoderTests.eventually { (playing.frame?.time ?? 0) >= at + 0.2 }, "\(playing.frame?.time ?? -1)")
+        #expect(await eventually { (playing.frame?.time ?? 0) >= at + 0.2 }, "\(playing.frame?.time ?? -1)")
         playing.setPaused(false)
         let status = await run.value
         #expect(status.state == .finished, "\(status.error ?? "")")
@@ -113,9 +114,9 @@ import _CryptoExtras
         let run = Task { await playing.run() }
         // Paused near the end, the decoder catches up with the playhead whatever the machine's load: every frame
         // up to 4 s was decrypted and decoded (25 a second), the last one shown.
-        #expect(await VideoDecoderTests.eventually { playing.status.position >= 4.2 || playing.status.state == .failed })
+        #expect(await eventually { playing.status.position >= 4.2 || playing.status.state == .failed })
         playing.setPaused(true)
-        #expect(await VideoDecoderTests.eventually { (playing.frame?.time ?? 0) >= 4 }, "\(playing.frame?.time ?? -1)")
+        #expect(await eventually { (playing.frame?.time ?? 0) >= 4 }, "\(playing.frame?.time ?? -1)")
         playing.setPaused(false)
         let status = await run.value
         #expect(status.state == .finished, "\(status.error ?? "")")

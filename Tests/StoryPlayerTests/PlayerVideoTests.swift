@@ -1,4 +1,5 @@
 import Foundation
+import MediaTestSupport
 import MediaCache
 import MediaOrigin
 import Testing
@@ -53,19 +54,19 @@ import Testing
             loader: rig.loader, url: rig.origin.url("life.mp4"), storyID: "life", clock: RealPlaybackClock(speed: 1),
             configuration: Self.configuration())
         let run = Task { await player.run() }
-        #expect(await VideoDecoderTests.eventually { player.status.state == .playing })
+        #expect(await eventually { player.status.state == .playing })
         player.setPaused(true)
-        #expect(await VideoDecoderTests.eventually { player.status.state == .paused })
+        #expect(await eventually { player.status.state == .paused })
         let before = player.status.position
         player.seek(by: 2)
-        #expect(await VideoDecoderTests.eventually { (player.frame?.time ?? 0) >= before + 1.95 })
+        #expect(await eventually { (player.frame?.time ?? 0) >= before + 1.95 })
         #expect(abs(player.status.position - (before + 2)) < 0.01)
         // Paused, the picture holds still.
         let still = player.frame
         try await Task.sleep(for: .milliseconds(200))
         #expect(player.frame == still)
         player.seek(by: -1)
-        #expect(await VideoDecoderTests.eventually { abs((player.frame?.time ?? 0) - (before + 1)) < 0.05 })
+        #expect(await eventually { abs((player.frame?.time ?? 0) - (before + 1)) < 0.05 })
         run.cancel()
         _ = await run.value
         await rig.close()

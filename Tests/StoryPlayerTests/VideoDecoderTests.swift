@@ -1,4 +1,5 @@
 import Foundation
+import MediaTestSupport
 import MediaCache
 import MediaOrigin
 import Testing
@@ -47,16 +48,6 @@ import Testing
         }
     }
 
-    /// Polls `condition` until it holds or 30 s pass.
-    static func eventually(_ condition: () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < deadline {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return condition()
-    }
-
     /// True when `pixel` is within `tolerance` of `expected` in every channel.
     static func close(_ pixel: (r: UInt8, g: UInt8, b: UInt8), _ expected: (Int, Int, Int), tolerance: Int = 48) -> Bool {
         abs(Int(pixel.r) - expected.0) <= tolerance && abs(Int(pixel.g) - expected.1) <= tolerance
@@ -69,7 +60,7 @@ import Testing
         decoder.start()
         defer { decoder.stop() }
         decoder.show(at: 2.0)
-        #expect(await Self.eventually { (decoder.frame?.time ?? 0) >= 1.9 || decoder.failure != nil })
+        #expect(await eventually { (decoder.frame?.time ?? 0) >= 1.9 || decoder.failure != nil })
         #expect(decoder.failure == nil)
         let frame = try #require(decoder.frame)
         #expect(frame.width == 96 && frame.height == 54)
@@ -96,7 +87,7 @@ import Testing
         decoder.start()
         defer { decoder.stop() }
         decoder.show(at: 1.0)
-        #expect(await Self.eventually { (decoder.frame?.time ?? 0) >= 0.9 || decoder.failure != nil })
+        #expect(await eventually { (decoder.frame?.time ?? 0) >= 0.9 || decoder.failure != nil })
         #expect(decoder.failure == nil)
         #expect(decoder.frame != nil)
         await rig.close()
@@ -107,10 +98,10 @@ import Testing
         let decoder = try await rig.decoder("mandel")
         decoder.start()
         defer { decoder.stop() }
-        #expect(await Self.eventually { decoder.frame != nil })
+        #expect(await eventually { decoder.frame != nil })
         // Jumping the playhead a second ahead makes the 24 frames between due at once: one is shown.
         decoder.show(at: 1.0)
-        #expect(await Self.eventually { (decoder.frame?.time ?? 0) >= 0.99 })
+        #expect(await eventually { (decoder.frame?.time ?? 0) >= 0.99 })
         let counts = decoder.counts
         #expect(counts.shown == 2)
         #expect(counts.dropped == 24)
@@ -122,12 +113,12 @@ import Testing
         let decoder = try await rig.decoder("life")
         decoder.start()
         defer { decoder.stop() }
-        #expect(await Self.eventually { decoder.frame != nil })
+        #expect(await eventually { decoder.frame != nil })
         decoder.seek(to: 3.0)
-        #expect(await Self.eventually { abs((decoder.frame?.time ?? 0) - 3.0) < 0.02 })
+        #expect(await eventually { abs((decoder.frame?.time ?? 0) - 3.0) < 0.02 })
         #expect(decoder.counts.dropped == 0)
         decoder.seek(to: 1.0)
-        #expect(await Self.eventually { abs((decoder.frame?.time ?? 0) - 1.0) < 0.02 })
+        #expect(await eventually { abs((decoder.frame?.time ?? 0) - 1.0) < 0.02 })
         #expect(decoder.counts.dropped == 0)
         await rig.close()
     }
@@ -142,7 +133,7 @@ import Testing
         let decoder = try await rig.decoder(name)
         decoder.start()
         defer { decoder.stop() }
-        #expect(await Self.eventually { decoder.failure != nil })
+        #expect(await eventually { decoder.failure != nil })
         #expect(decoder.frame == nil)
         #expect(decoder.failure?.description.isEmpty == false)
         await rig.close()
@@ -159,7 +150,7 @@ import Testing
         defer { decoder.stop() }
         decoder.show(at: 5.0)
         // It either decodes to the end (the codec conceals damage) or fails with a reason; it never hangs.
-        #expect(await Self.eventually { decoder.failure != nil || (decoder.frame?.time ?? 0) >= 4.9 })
+        #expect(await eventually { decoder.failure != nil || (decoder.frame?.time ?? 0) >= 4.9 })
         await rig.close()
     }
 }

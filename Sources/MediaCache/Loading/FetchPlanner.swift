@@ -162,6 +162,12 @@ struct FetchPlanner: Sendable {
     mutating func releaseFinished(fetchID: Int, readerEnd: Int64) -> [PlannerAction] {
         guard var fetch = fetches[fetchID] else { return [] }
         fetch.interest -= 1
+        // A whole body (the origin ignores Range) runs on a moment for the reader that comes next (a player
+        // reads range after range): a new request would cost the whole body again from byte 0.
+        if fetch.interest <= 0, originIgnoresRange {
+            fetches[fetchID] = fetch
+            return [.cancelAfterGrace(fetchID: fetchID)]
+        }
         if fetch.interest <= 0 {
             fetch.target = Swift.min(fetch.target ?? blockEnd(readerEnd), blockEnd(readerEnd))
         }
@@ -195,11 +201,16 @@ struct FetchPlanner: Sendable {
     /// The fetch wrote up to `offset`.
     mutating func progressed(fetchID: Int, to offset: Int64) { fetches[fetchID]?.progress = offset }
 
-    /// The fetch got the whole body instead of its range: it now covers everything from byte 0.
-    mutating func restartedFromZero(fetchID: Int) {
+    /// The fetch got the whole body instead of its range (the origin ignores Range, or If-Range named an older
+    /// version): it now covers everything from byte 0, and runs on past its range's end up to the next fetch in
+    /// flight (or the end) — stopping would throw away bytes already on their way, and every later range would
+    /// cost the whole body again.
+    mutating func receivesWholeBody(fetchID: Int) {
         originIgnoresRange = true
         fetches[fetchID]?.start = 0
         fetches[fetchID]?.progress = 0
+        let nextStart = fetches.values.filter { $0.id != fetchID && $0.start > 0 }.map(\.start).min()
+        fetches[fetchID]?.target = nextStart
     }
 
     /// The fetch ended; its outcome is kept for the readers that relied on it.

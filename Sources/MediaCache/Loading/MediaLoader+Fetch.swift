@@ -119,7 +119,7 @@ extension MediaLoader {
         case .whole(let declared, let answer):
             // The whole body from byte 0: the origin ignored Range, or If-Range found a new version.
             (response, length, writeOffset) = (answer, declared, 0)
-            if start > 0 { coordinator.change(key) { $0.restartedFromZero(fetchID: fetchID) } }
+            coordinator.change(key) { $0.receivesWholeBody(fetchID: fetchID) }
         case .notSatisfiable(let total):
             if let total, let known = cached?.metadata.contentLength, known != total, var changed = cached?.metadata {
                 changed.contentLength = total

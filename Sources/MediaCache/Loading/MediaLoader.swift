@@ -220,6 +220,27 @@ public final class MediaLoader: Sendable {
         return ContentInformation(contentLength: nil, contentType: nil, isByteRangeAccessSupported: true)
     }
 
+    /// What a `HEAD` needs, without downloading a byte: the cached metadata, else the origin's answer to a `HEAD`
+    /// of its own (an origin that refuses HEAD is asked as `contentInformation` asks, with a first block).
+    public func headInformation(for url: URL, key: CacheKey? = nil) async throws -> ContentInformation {
+        let key = key ?? CacheKey(url: url)
+        if let info = store.info(for: key), info.metadata.contentLength != nil {
+            return try await contentInformation(for: url, key: key)
+        }
+        traffic.sentRequest()
+        let response = try await fetcher.send(url: url, method: .HEAD)
+        switch response.status {
+        case 200:
+            return ContentInformation(
+                contentLength: response.declaredLength, contentType: response.contentType,
+                isByteRangeAccessSupported: true, etag: response.etag, lastModified: response.lastModified)
+        case 405, 501:
+            return try await contentInformation(for: url, key: key)
+        default:
+            throw OriginError.httpStatus(url: url.absoluteString, status: response.status, reason: response.reason)
+        }
+    }
+
     /// A read-only descriptor of the data file of `key` (the caller closes it) for sending `range` without copying
     /// it through this process, counted as a request the cache answered; nil unless every byte of `version` is
     /// cached and `range` has passed its checksums.

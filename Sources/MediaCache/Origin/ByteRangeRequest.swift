@@ -1,31 +1,74 @@
-/// A parsed single `Range: bytes=…` header, resolved against a length: the one parser of Range headers, used by
-/// every server here (the proxy, the test and demo origin).
+/// A parsed `Range: bytes=…` header, resolved against a length: the one parser of Range headers, used by every
+/// server here (the proxy, the test and demo origin).
 public enum ByteRangeRequest: Equatable, Sendable {
     /// No usable Range header: send everything with 200.
     case whole
     /// Send `range` with 206.
     case partial(ClosedRange<Int64>)
+    /// Several ranges that neither overlap nor touch, in order: 206 with `multipart/byteranges`.
+    case multiple([ClosedRange<Int64>])
     /// Nothing of the resource matches: 416.
     case unsatisfiable
 
-    /// Resolves `header` (nil when absent) for a resource of `length` bytes. Malformed or multi-range headers
-    /// are ignored, as RFC 9110 allows.
+    /// Most ranges answered as parts; a header with more is answered whole (RFC 9110 §14.2 lets a server
+    /// ignore a Range it finds abusive).
+    public static let maxParts = 32
+
+    /// Resolves `header` (nil when absent) for a resource of `length` bytes. A malformed header is ignored, as
+    /// RFC 9110 allows; of several ranges the unsatisfiable ones are dropped and overlapping or touching ones
+    /// merged, leaving one range, several parts, or none.
     public init(header: String?, length: Int64) {
-        // Read as bytes: a proxy parses one of these per request, and this is on its hottest path.
-        guard let header, let (first, last) = Self.bounds(Array(header.utf8)) else {
+        guard let header else {
             self = .whole
             return
         }
+        // Read as bytes: a proxy parses one of these per request, and this is on its hottest path.
+        let bytes = Array(header.utf8)
+        guard bytes.contains(UInt8(ascii: ",")) else {
+            self = Self.single(bytes, length: length)
+            return
+        }
+        self = Self.several(header, length: length)
+    }
+
+    /// `bytes=A-B,C-D,…`: each spec resolved on its own, then merged.
+    private static func several(_ header: String, length: Int64) -> ByteRangeRequest {
+        let trimmed = header.trimmingCharacters(in: .whitespaces)
+        guard trimmed.lowercased().hasPrefix("bytes=") else { return .whole }
+        let specs = trimmed.dropFirst(6).split(separator: ",", omittingEmptySubsequences: false)
+        guard specs.count <= maxParts else { return .whole }
+        var ranges: [ClosedRange<Int64>] = []
+        for spec in specs {
+            switch single(Array(("bytes=" + spec.trimmingCharacters(in: .whitespaces)).utf8), length: length) {
+            case .partial(let range): ranges.append(range)
+            case .unsatisfiable: continue
+            case .whole, .multiple: return .whole  // a malformed part makes the header malformed
+            }
+        }
+        var merged: [ClosedRange<Int64>] = []
+        for range in ranges.sorted(by: { $0.lowerBound < $1.lowerBound }) {
+            if let last = merged.last, range.lowerBound <= last.upperBound + 1 {
+                merged[merged.count - 1] = last.lowerBound...Swift.max(last.upperBound, range.upperBound)
+            } else {
+                merged.append(range)
+            }
+        }
+        switch merged.count {
+        case 0: return .unsatisfiable
+        case 1: return .partial(merged[0])
+        default: return .multiple(merged)
+        }
+    }
+
+    /// One `bytes=FIRST-LAST` resolved against `length`.
+    private static func single(_ bytes: [UInt8], length: Int64) -> ByteRangeRequest {
+        guard let (first, last) = Self.bounds(bytes) else { return .whole }
         guard let first else {
             // `bytes=-N`: the last N bytes.
-            self = last == 0 || length == 0 ? .unsatisfiable : .partial(Swift.max(0, length - last)...(length - 1))
-            return
+            return last == 0 || length == 0 ? .unsatisfiable : .partial(Swift.max(0, length - last)...(length - 1))
         }
-        guard last >= first else {
-            self = .whole
-            return
-        }
-        self = first >= length ? .unsatisfiable : .partial(first...Swift.min(last, length - 1))
+        guard last >= first else { return .whole }
+        return first >= length ? .unsatisfiable : .partial(first...Swift.min(last, length - 1))
     }
 
     /// The first and last byte of `bytes=FIRST-LAST` (LAST open: `Int64.max`; FIRST absent: a suffix of LAST

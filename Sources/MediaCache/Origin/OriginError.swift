@@ -24,6 +24,8 @@ public enum OriginError: Error, Equatable, Sendable, CustomStringConvertible {
     case tooSlow(url: String, bytesPerSecond: Int, seconds: Double)
     /// The retry budget of one request ran out.
     case retriesExhausted(url: String, attempts: Int, last: String)
+    /// The origin's own figures disagree (Content-Length, the Content-Range it names, the body it sends).
+    case lengthsDisagree(url: String, detail: String)
     /// The origin failed one request for longer than the loader waits (`LoaderConfiguration.giveUpAfter`).
     case gaveUp(url: String, seconds: Double, last: String)
 
@@ -50,6 +52,8 @@ public enum OriginError: Error, Equatable, Sendable, CustomStringConvertible {
             return "\(url): origin too slow (under \(rate) bytes/s for \(seconds.formatted()) s)"
         case .retriesExhausted(let url, let attempts, let last):
             return "\(url): gave up after \(attempts) attempts (last: \(last))"
+        case .lengthsDisagree(let url, let detail):
+            return "\(url): the origin's lengths disagree (\(detail)); nothing of this answer was used"
         case .gaveUp(let url, let seconds, let last):
             return "\(url): the origin sent too little for \(seconds.formatted()) s, giving up (last: \(last)); try again later"
         }

@@ -26,6 +26,13 @@ extension OriginFetcher {
                 let range = contentRange.range, range.lowerBound == start,
                 end.map({ range.upperBound < $0 }) ?? true
             else { throw OriginError.badContentRange(url: url.absoluteString, header: response.contentRangeHeader) }
+            // A body of another length than the range it claims to be: neither can be trusted (taking the range
+            // would cache a shorter resource as whole).
+            if let declared = response.declaredLength, declared != Int64(range.count) {
+                throw OriginError.lengthsDisagree(
+                    url: url.absoluteString,
+                    detail: "Content-Range \(response.contentRangeHeader ?? "") names \(range.count) bytes, Content-Length \(declared)")
+            }
             return .partial(total: contentRange.completeLength, response)
         case 200:
             return .whole(length: response.declaredLength, response)
