@@ -18,6 +18,9 @@ public struct FaultScenario: Sendable, CustomStringConvertible {
     public let current: [UInt8]
     /// Turns the fault on.
     public let apply: @Sendable (MediaOriginServer) -> Void
+    /// At most this many body bytes may cross from the origin while a client reads the whole resource after the
+    /// fault (its cached prefix used, no byte fetched twice); nil where the scenario does not bound it.
+    public let maxOriginBytes: Int?
 
     public var description: String { name }
 
@@ -53,13 +56,15 @@ public struct FaultScenario: Sendable, CustomStringConvertible {
                 apply: faults {
                     $0.dropAfterBytes = prefix
                     $0.dropCount = 1
-                }),
+                    // (What the client's HTTP stack still held unread when the connection broke is lost with it:
+                    // up to one read's worth is fetched again.)
+                }, maxOriginBytes: v1.count + 65_536),
             FaultScenario(
                 name: "503 for everything", cachedPrefix: prefix, expected: nil, current: v1,
                 apply: faults { $0.fixedStatus = 503 }),
             FaultScenario(
                 name: "200 and the whole body for a range", cachedPrefix: prefix, expected: v1, current: v1,
-                apply: faults { $0.ignoreRange = true }),
+                apply: faults { $0.ignoreRange = true }, maxOriginBytes: v1.count),
             FaultScenario(
                 name: "Content-Range names other bytes than it sends", cachedPrefix: prefix, expected: nil,
                 current: v1, apply: faults { $0.contentRangeOffsetShift = 4096 }),
@@ -71,7 +76,14 @@ public struct FaultScenario: Sendable, CustomStringConvertible {
                 current: v1, apply: faults { $0.shortContentRange = 1000 }),
             FaultScenario(
                 name: "no Content-Length, chunked", cachedPrefix: prefix, expected: v1, current: v1,
-                apply: faults { $0.chunked = true }),
+                apply: faults { $0.chunked = true }, maxOriginBytes: v1.count - prefix),
+            FaultScenario(
+                name: "chunked whole body for a range (no length, Range ignored)", cachedPrefix: prefix, expected: v1,
+                current: v1,
+                apply: faults {
+                    $0.chunked = true
+                    $0.ignoreRange = true
+                }, maxOriginBytes: v1.count),
             FaultScenario(
                 name: "body longer than Content-Length", cachedPrefix: prefix, expected: v1, current: v1,
                 apply: faults { $0.bodyLengthError = 5000 }),
@@ -114,13 +126,15 @@ public struct FaultScenario: Sendable, CustomStringConvertible {
 
     init(
         name: String, cachedPrefix: Int, expected: [UInt8]?, current: [UInt8],
-        apply: @escaping @Sendable (MediaOriginServer) -> Void, initial: OriginResource? = nil
+        apply: @escaping @Sendable (MediaOriginServer) -> Void, maxOriginBytes: Int? = nil,
+        initial: OriginResource? = nil
     ) {
         self.name = name
         self.cachedPrefix = cachedPrefix
         self.expected = expected
         self.current = current
         self.apply = apply
+        self.maxOriginBytes = maxOriginBytes
         self.initial = initial
     }
 

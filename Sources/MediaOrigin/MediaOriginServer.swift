@@ -148,13 +148,19 @@ public final class MediaOriginServer: Sendable {
     /// Responses still being sent (a cancelled client's response ends when the server notices the close).
     public var activeResponses: Int { state.withLockedValue { $0.activeResponses } }
 
-    /// Waits (polling, up to `timeout` seconds) until no response is being sent, then forgets the request log and
-    /// byte count, so bytes of earlier responses are never counted afterwards.
-    public func resetCounters(timeout: Double = 10) async {
+    /// Waits (polling, up to `timeout` seconds) until no response is being sent, so the counters hold every byte
+    /// of the responses so far.
+    public func waitUntilIdle(timeout: Double = 10) async {
         let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
         while activeResponses > 0, ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))
         }
+    }
+
+    /// Waits (polling, up to `timeout` seconds) until no response is being sent, then forgets the request log and
+    /// byte count, so bytes of earlier responses are never counted afterwards.
+    public func resetCounters(timeout: Double = 10) async {
+        await waitUntilIdle(timeout: timeout)
         state.withLockedValue {
             $0.requests.removeAll()
             $0.bodyBytesSent = 0

@@ -24,10 +24,15 @@ import Testing
             #expect(try await h.read(name, 0, Int64(scenario.cachedPrefix)) == Array(Self.v1[0..<scenario.cachedPrefix]))
         }
         try await h.restart()
+        await h.origin.resetCounters()
         scenario.apply(h.origin)
         do {
             let bytes = try await h.read(name)
             #expect(bytes == scenario.expected, "\(scenario): \(bytes.count) bytes that are not the right ones")
+            if let most = scenario.maxOriginBytes {
+                await h.origin.waitUntilIdle()
+                #expect(h.origin.bodyBytesSent <= most, "\(scenario): the origin sent \(h.origin.bodyBytesSent) bytes")
+            }
         } catch {
             #expect(error is OriginError || error is CacheError, "\(scenario): \(error)")
             #expect("\(error)".contains(h.url(name).absoluteString) || error is CacheError, "\(scenario): \(error)")

@@ -20,12 +20,17 @@ import Testing
             #expect(prefix.body == Array(Self.v1[0..<scenario.cachedPrefix]))
         }
         try await h.restart()
+        await h.origin.resetCounters()
         scenario.apply(h.origin)
         let fresh = h.mediaURL(FaultScenario.path)
         if let answer = try? await h.get(fresh), answer.status == 200 {
             let length = answer.headers.first(name: "content-length").flatMap(Int.init)
             #expect(answer.body == scenario.expected || length.map { answer.body.count < $0 } == true,
                 "\(scenario): a complete body of \(answer.body.count) bytes that are not the right ones")
+            if let most = scenario.maxOriginBytes, answer.body == scenario.expected {
+                await h.origin.waitUntilIdle()
+                #expect(h.origin.bodyBytesSent <= most, "\(scenario): the origin sent \(h.origin.bodyBytesSent) bytes")
+            }
         }
         scenario.heal(h.origin)
         var healed = try? await h.get(fresh)

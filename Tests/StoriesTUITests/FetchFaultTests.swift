@@ -24,11 +24,16 @@ import Testing
                 ["fetch", url, "--range", "0-\(scenario.cachedPrefix - 1)", "--cache-dir", cache.path + "/c"])
             #expect(prefix.stdout == Data(Self.v1[0..<scenario.cachedPrefix]))
         }
+        await origin.resetCounters()
         scenario.apply(origin)
         let result = try await CLI.run(["fetch", url, "--cache-dir", cache.path + "/c", "--output", output])
         if result.status == 0 {
             #expect(FileManager.default.contents(atPath: output) == scenario.expected.map { Data($0) },
                 "\(scenario): exit 0 with a wrong file")
+            if let most = scenario.maxOriginBytes {
+                await origin.waitUntilIdle()
+                #expect(origin.bodyBytesSent <= most, "\(scenario): the origin sent \(origin.bodyBytesSent) bytes")
+            }
         } else {
             #expect(result.status == 1, "\(scenario): \(result.stderr)")
             #expect(result.stderr.contains(url), "\(scenario): \(result.stderr)")

@@ -29,6 +29,7 @@ import Testing
             #expect(prefix == Array(Self.v1[0..<scenario.cachedPrefix]))
         }
         try await sim.restart()
+        await sim.origin.resetCounters()
         scenario.apply(sim.origin)
         let status = try await play(sim, url)
         switch status.state {
@@ -36,6 +37,9 @@ import Testing
             // The player reads only the header and payload: where reading the whole file fails (a wrong total
             // length), the video it played must still be the one the origin serves.
             #expect(status.duration == (scenario.current == Self.v2 ? 4 : 5), "\(scenario)")
+            if let most = scenario.maxOriginBytes {
+                #expect(sim.origin.bodyBytesSent <= most, "\(scenario): the origin sent \(sim.origin.bodyBytesSent)")
+            }
         case .failed:
             #expect(status.error?.isEmpty == false)
         default:
