@@ -60,7 +60,12 @@ extension ProxyHandler {
         }
         // Written past this handler's own `write` (which counts each write): the response is one pending write,
         // counted until its end has been handed to the socket.
-        let head = HTTPResponseHead(version: .http1_1, status: plan.status, headers: plan.headers)
+        var headers = plan.headers
+        // From the cache: how long ago the origin last vouched for this version (RFC 9111 §5.1).
+        if let confirmed = copy.confirmedAt {
+            headers.add(name: "Age", value: String(Swift.max(0, Int(Date().timeIntervalSince(confirmed)))))
+        }
+        let head = HTTPResponseHead(version: .http1_1, status: plan.status, headers: headers)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         let bytes = Int64(copy.range?.count ?? 0)
         if let range = copy.range, !range.isEmpty {

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import MediaOrigin
 import MediaTestSupport
 import Testing
@@ -149,6 +150,45 @@ import Testing
         (store, loader) = try open(dir.url, clock)
         await loader.validate(url: url)
         #expect(origin.requests.map(\.method) == ["HEAD"])
+        try await close(store, loader)
+        await origin.shutdown()
+    }
+
+    /// When the origin last vouched for a copy (the base of the proxy's `Age`) is written down with its answer,
+    /// read by a later process that serves the copy without asking, and moved on by a conditional check's 304.
+    @Test func theTimeTheOriginLastConfirmedACopyIsKept() async throws {
+        let origin = try await MediaOriginServer()
+        let dir = TemporaryDirectory()
+        defer { dir.cleanup() }
+        let bytes = content(100_000)
+        var resource = OriginResource(bytes: bytes)
+        resource.cacheControl = "max-age=600"
+        origin.set(resource, at: "/a.mp4")
+        let url = origin.url("a.mp4")
+        let key = CacheKey(url: url)
+        let clock = ManualClock()
+        let fetchedAt = clock.now
+        var (store, loader) = try open(dir.url, clock)
+        #expect(try await loader.data(LoadingRequest(url: url)) == bytes)
+        #expect(store.lastConfirmed(for: key) == fetchedAt)
+        try await close(store, loader)
+
+        // A later process serves it without asking: the copy was last confirmed when it was fetched.
+        clock.advance(by: 300)
+        (store, loader) = try open(dir.url, clock)
+        await loader.validate(url: url)
+        let copy = try #require(loader.openSettledCopy(url: url, key: key) { _ in 0..<10 })
+        if let descriptor = copy.descriptor { Glibc.close(descriptor) }
+        #expect(copy.confirmedAt == fetchedAt)
+
+        // Past its freshness, the check (a 304) confirms it again, here and in the index.
+        clock.advance(by: 400)
+        await loader.validate(url: url)
+        #expect(origin.requests.last?.status == 304)
+        let checked = try #require(loader.openSettledCopy(url: url, key: key) { _ in nil })
+        if let descriptor = checked.descriptor { Glibc.close(descriptor) }
+        #expect(checked.confirmedAt == clock.now)
+        #expect(store.lastConfirmed(for: key) == clock.now)
         try await close(store, loader)
         await origin.shutdown()
     }

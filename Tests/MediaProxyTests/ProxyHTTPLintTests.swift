@@ -48,6 +48,11 @@ import Testing
             let whole = try await httpGet(url)
             problems += lint(whole, request: "\(round) GET")
             #expect(whole.status == 200 && whole.body == bytes)
+            if round == "warm" {
+                // Answered from the cache: how long since the origin vouched for it (RFC 9111 §5.1).
+                let age = whole.headers.first(name: "age").flatMap(Int.init)
+                #expect(age.map { $0 >= 0 } == true, "warm GET: Age '\(whole.headers.first(name: "age") ?? "none")'")
+            }
             let part = try await httpGet(url, range: "bytes=100-199")
             problems += lint(part, request: "\(round) GET range")
             #expect(part.status == 206 && part.body == Array(bytes[100...199]))

@@ -153,11 +153,14 @@ final class FetchCoordinator: Sendable {
     /// check. Created inside the critical section that records it, so two readers arriving together never start
     /// two, and no cancelled loser can mark the check done while the real one is in flight.
     func startValidation(
-        key: CacheKey, needed: Bool, freshUntil: Date?, now: Date, makeTask: () -> Task<Void, Never>
+        key: CacheKey, needed: Bool, freshUntil: Date?, confirmedAt: Date? = nil, now: Date,
+        makeTask: () -> Task<Void, Never>
     ) -> Task<Void, Never>? {
         with(key) { slot in
             if slot.planner.validation == .running { return slot.validationTask }
-            guard slot.planner.beginValidation(needed: needed, freshUntil: freshUntil, now: now) else { return nil }
+            guard
+                slot.planner.beginValidation(needed: needed, freshUntil: freshUntil, confirmedAt: confirmedAt, now: now)
+            else { return nil }
             let task = makeTask()
             slot.validationTask = task
             return task
@@ -170,10 +173,13 @@ final class FetchCoordinator: Sendable {
         state.withLockedValue { $0.keys[key]?.planner.isChecked(at: now) ?? false }
     }
 
+    /// When the origin last confirmed `key`'s version as far as this process knows (see `FetchPlanner.confirmedAt`).
+    func confirmedAt(_ key: CacheKey) -> Date? { state.withLockedValue { $0.keys[key]?.planner.confirmedAt } }
+
     /// Records what the check found (holding until `freshUntil`, nil: the rest of the session) and performs what
     /// follows from it.
-    func validated(key: CacheKey, _ result: ValidationResult, freshUntil: Date? = nil) {
-        update(key) { $0.validated(result, freshUntil: freshUntil) }
+    func validated(key: CacheKey, _ result: ValidationResult, freshUntil: Date? = nil, now: Date = Date()) {
+        update(key) { $0.validated(result, freshUntil: freshUntil, now: now) }
         with(key) { $0.validationTask = nil }
     }
 

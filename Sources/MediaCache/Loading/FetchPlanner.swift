@@ -87,6 +87,9 @@ struct FetchPlanner: Sendable {
     /// Until when a finished check (or the origin's freshness, which stood in for one) holds; nil: for the rest of
     /// the session. After it, the next reader checks again.
     private(set) var checkedUntil: Date?
+    /// When the origin last confirmed the version in service: its answer to this process's check or fetch, or
+    /// (a copy taken as fresh without asking) the answer an earlier process wrote down. The base of an `Age`.
+    private(set) var confirmedAt: Date?
 
     init(blockSize: Int64, joinWindow: Int64) {
         self.blockSize = blockSize
@@ -254,12 +257,15 @@ struct FetchPlanner: Sendable {
     /// Starts the once-per-session check; false when it ran or runs already, when `needed` is false (nothing
     /// cached to check, which counts as done), or when the origin said the copy is fresh until after `now`. A
     /// check whose time ran out starts again.
-    mutating func beginValidation(needed: Bool, freshUntil: Date? = nil, now: Date = Date()) -> Bool {
+    mutating func beginValidation(
+        needed: Bool, freshUntil: Date? = nil, confirmedAt: Date? = nil, now: Date = Date()
+    ) -> Bool {
         if validation == .done, let until = checkedUntil, now >= until { validation = .notStarted }
         guard validation == .notStarted else { return false }
         if needed, let freshUntil, now < freshUntil {
             validation = .done
             checkedUntil = freshUntil
+            if let confirmedAt { self.confirmedAt = Swift.max(self.confirmedAt ?? confirmedAt, confirmedAt) }
             return false
         }
         validation = needed ? .running : .done
@@ -269,19 +275,22 @@ struct FetchPlanner: Sendable {
 
     /// The origin answered a fetch in this session, saying the copy stays fresh until `freshUntil` (nil: it said
     /// nothing): a finished check holds until then, as if the answer had been the check.
-    mutating func originAnswered(freshUntil: Date?) {
+    mutating func originAnswered(freshUntil: Date?, now: Date = Date()) {
         if validation == .done { checkedUntil = freshUntil }
+        confirmedAt = now
     }
 
     /// The check ended; what it found holds until `freshUntil` (nil: for the rest of the session).
-    mutating func validated(_ result: ValidationResult, freshUntil: Date? = nil) -> [PlannerAction] {
+    mutating func validated(_ result: ValidationResult, freshUntil: Date? = nil, now: Date = Date()) -> [PlannerAction] {
         validation = .done
         checkedUntil = freshUntil
         switch result {
         case .unchanged, .gone:
             offline = false
+            confirmedAt = now
             return []
         case .changed(let metadata):
+            confirmedAt = now
             return versionChanged(to: metadata, keeping: nil)
         case .offline:
             offline = true

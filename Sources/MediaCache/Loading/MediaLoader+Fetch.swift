@@ -152,7 +152,7 @@ extension MediaLoader {
         let freshUntil = store.recordFreshness(
             key: key, generation: generation, lifetime: response.freshnessLifetime(receivedAt: store.now()))
         let checkedUntil = freshUntil ?? store.now().addingTimeInterval(configuration.recheckInterval)
-        coordinator.change(key) { $0.originAnswered(freshUntil: checkedUntil) }
+        coordinator.change(key) { $0.originAnswered(freshUntil: checkedUntil, now: store.now()) }
         // Cached bytes of the same generation that this body covers and that must be proved equal to it: the
         // overlap of a resume, or (a whole body for an origin without strong validators) everything cached.
         var unproven = ByteRangeSet()
@@ -321,13 +321,15 @@ extension MediaLoader {
         let cached = info?.metadata ?? ResourceMetadata(url: url.absoluteString)
         let needed = info.map { !$0.ranges.isEmpty } ?? false
         // A copy the origin said stays fresh for a while is served without asking it (no request at all).
-        let freshUntil = needed ? store.freshUntil(for: key) : nil
-        return coordinator.startValidation(key: key, needed: needed, freshUntil: freshUntil, now: store.now()) {
+        let (freshUntil, confirmed) = needed ? store.freshness(for: key) : (nil, nil)
+        return coordinator.startValidation(
+            key: key, needed: needed, freshUntil: freshUntil, confirmedAt: confirmed, now: store.now()
+        ) {
             Task { [self] in
                 let (result, freshUntil) = await runValidation(key: key, url: url, cached: cached)
                 // An answer without freshness holds for the recheck interval (a long-running process asks again).
                 let checkedUntil = freshUntil ?? store.now().addingTimeInterval(configuration.recheckInterval)
-                coordinator.validated(key: key, result, freshUntil: checkedUntil)
+                coordinator.validated(key: key, result, freshUntil: checkedUntil, now: store.now())
             }
         }
     }

@@ -63,6 +63,9 @@ public struct SettledCopy: Sendable {
     public let information: ContentInformation
     /// The bytes picked to send, checked and counted; nil when none were picked.
     public let range: ByteRange?
+    /// When the origin last confirmed this version, as far as the loader knows (nil: not known, e.g. with
+    /// revalidation off).
+    public let confirmedAt: Date?
 }
 
 /// A data request: the `AVAssetResourceLoadingDataRequest` analogue.
@@ -270,7 +273,7 @@ public final class MediaLoader: Sendable {
         if let range = file.range { recordHit(url: url, key: key, range: range) }
         return SettledCopy(
             descriptor: file.descriptor, version: file.version, information: ContentInformation(file.metadata),
-            range: file.range)
+            range: file.range, confirmedAt: coordinator.confirmedAt(key))
     }
 
     private func recordHit(url: URL, key: CacheKey, range: ByteRange) {

@@ -141,6 +141,11 @@ final class CacheIndex: Sendable {
                 t.column("until", .double).notNull()
             }
         }
+        migrator.registerMigration("v6") { db in
+            // When the origin last confirmed the generation (the base of a proxy's Age header); `until` no later
+            // than `checked` means the answer gave no freshness.
+            try db.alter(table: "freshness") { t in t.add(column: "checked", .double) }
+        }
         return migrator
     }
 }

@@ -2,28 +2,32 @@ import Foundation
 import GRDB
 
 extension CacheIndex {
-    /// Until when the origin said generation `generation` of `key` may be used without asking it, or nil.
-    func freshUntil(_ key: CacheKey, generation: Int64) -> Date? {
-        let seconds = try? queue.read { db -> Double? in
+    /// What the index holds of the origin's last answer for generation `generation` of `key`: until when it
+    /// said the copy may be used without asking (nil: it did not say), and when it answered.
+    func freshness(_ key: CacheKey, generation: Int64) -> (until: Date?, checked: Date?) {
+        let row = try? queue.read { db -> Row? in
             guard try db.tableExists("freshness") else { return nil }
-            return try Double.fetchOne(
-                db, sql: "SELECT until FROM freshness WHERE key = ? AND generation = ?",
+            return try Row.fetchOne(
+                db, sql: "SELECT until, checked FROM freshness WHERE key = ? AND generation = ?",
                 arguments: [key.hex, generation])
         }
-        return seconds.flatMap { $0 }.map { Date(timeIntervalSince1970: $0) }
+        guard let row = row ?? nil else { return (nil, nil) }
+        let until = (row["until"] as Double?).map { Date(timeIntervalSince1970: $0) }
+        let checked = (row["checked"] as Double?).map { Date(timeIntervalSince1970: $0) }
+        if let until, let checked, until <= checked { return (nil, checked) }
+        return (until, checked)
     }
 
-    /// Records (or, with nil, forgets) until when generation `generation` of `key` is fresh.
-    func setFreshUntil(_ key: CacheKey, generation: Int64, until: Date?) throws(CacheError) {
+    /// Records that the origin answered for generation `generation` of `key` at `checked`, saying the copy is
+    /// fresh until `until` (nil: it said nothing, so the copy is checked again next time).
+    func setFreshness(_ key: CacheKey, generation: Int64, until: Date?, checked: Date) throws(CacheError) {
         do {
             try queue.write { db in
-                if let until {
-                    try db.execute(
-                        sql: "INSERT OR REPLACE INTO freshness (key, generation, until) VALUES (?, ?, ?)",
-                        arguments: [key.hex, generation, until.timeIntervalSince1970])
-                } else {
-                    try db.execute(sql: "DELETE FROM freshness WHERE key = ?", arguments: [key.hex])
-                }
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO freshness (key, generation, until, checked) VALUES (?, ?, ?, ?)",
+                    arguments: [
+                        key.hex, generation, (until ?? checked).timeIntervalSince1970, checked.timeIntervalSince1970,
+                    ])
             }
         } catch { throw .index("cannot record how long \(key) stays fresh: \(error)") }
     }
@@ -34,18 +38,31 @@ extension CacheStore {
     /// said in `Cache-Control: max-age` or `Expires`), or nil when it must be checked.
     public func freshUntil(for key: CacheKey) -> Date? {
         guard let generation = info(for: key)?.generation else { return nil }
-        return index.freshUntil(key, generation: generation)
+        return index.freshness(key, generation: generation).until
+    }
+
+    /// When the origin last confirmed the cached version of `key` (its answer to a fetch or a check, written
+    /// down at most `freshnessSlack` late, so an age computed from it is never understated), or nil.
+    public func lastConfirmed(for key: CacheKey) -> Date? { freshness(for: key).checked }
+
+    /// `freshUntil` and `lastConfirmed` in one look.
+    func freshness(for key: CacheKey) -> (until: Date?, checked: Date?) {
+        guard let generation = info(for: key)?.generation else { return (nil, nil) }
+        return index.freshness(key, generation: generation)
     }
 
     /// Records that the origin's answer for generation `generation` of `key` stays fresh for `lifetime` seconds
     /// from now (nil: it gave none, so the copy is checked again next time), and returns until when. Another
-    /// generation is left alone. An answer that only moves the time on by less than `freshnessSlack` is not
+    /// generation is left alone. An answer that only moves the times on by less than `freshnessSlack` is not
     /// written (every fetch brings an answer): what the index says is then at most that much early, never late.
     @discardableResult
     public func recordFreshness(key: CacheKey, generation: Int64, lifetime: TimeInterval?) -> Date? {
-        let until = lifetime.map { now().addingTimeInterval($0) }
+        let checked = now()
+        let until = lifetime.map { checked.addingTimeInterval($0) }
         let due = state.withLockedValue { s -> Bool in
-            guard let last = s.recordedFreshness[key], last.generation == generation else { return true }
+            guard let last = s.recordedFreshness[key], last.generation == generation,
+                checked.timeIntervalSince(last.checked) < Self.freshnessSlack
+            else { return true }
             switch (last.until, until) {
             case (nil, nil): return false
             case (let old?, let new?): return new.timeIntervalSince(old) >= Self.freshnessSlack
@@ -54,8 +71,8 @@ extension CacheStore {
         }
         guard due, !isReadOnly, info(for: key)?.generation == generation else { return until }
         do {
-            try index.setFreshUntil(key, generation: generation, until: until)
-            state.withLockedValue { $0.recordedFreshness[key] = (generation, until) }
+            try index.setFreshness(key, generation: generation, until: until, checked: checked)
+            state.withLockedValue { $0.recordedFreshness[key] = (generation, until, checked) }
         } catch {
             logger.warning("\(error)")
         }

@@ -91,7 +91,7 @@ struct StoreState {
     var uncacheable: [CacheKey: String] = [:]
     /// What this process last recorded of each resource's freshness (generation, until when), so an answer that
     /// changes nothing is not written again (each fetch brings one).
-    var recordedFreshness: [CacheKey: (generation: Int64, until: Date?)] = [:]
+    var recordedFreshness: [CacheKey: (generation: Int64, until: Date?, checked: Date)] = [:]
     /// What was repaired so far (at open, and as entries were first used).
     var recovery = RecoveryReport()
     /// Entries a read-only store found to be of another version than the origin's: never served.
