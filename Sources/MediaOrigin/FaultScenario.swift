@@ -56,9 +56,10 @@ public struct FaultScenario: Sendable, CustomStringConvertible {
                 apply: faults {
                     $0.dropAfterBytes = prefix
                     $0.dropCount = 1
-                    // (What the client's HTTP stack still held unread when the connection broke is lost with it:
-                    // up to one read's worth is fetched again.)
-                }, maxOriginBytes: v1.count + 65_536),
+                    // (What the client's HTTP stack still held, unread, when the connection broke is lost with it
+                    // and fetched again: how much depends on how far the reader lagged, at most what came before
+                    // the drop.)
+                }, maxOriginBytes: v1.count + prefix),
             FaultScenario(
                 name: "503 for everything", cachedPrefix: prefix, expected: nil, current: v1,
                 apply: faults { $0.fixedStatus = 503 }),

@@ -295,6 +295,34 @@ import Glibc
     }
 }
 
+/// A resource that streams through uncached still reads what is cached, and fetches each missing byte once.
+@Suite struct StreamThroughTests {
+    /// A read-only cache holding a resource's head and tail: the whole read costs only the middle (the stream
+    /// from the origin ran on over the cached tail).
+    @Test func aReadOnlyCacheStreamsOnlyWhatItLacks() async throws {
+        let h = try await LoaderHarness()
+        let bytes = content(400_000)
+        h.origin.set(OriginResource(bytes: bytes), at: "/p.mp4")
+        #expect(try await h.read("p.mp4", 0, 100_000) == Array(bytes[0..<100_000]))
+        #expect(try await h.read("p.mp4", 300_000, 100_000) == Array(bytes[300_000...]))
+        await h.loader.shutdown()
+        try h.store.close()
+        let store = try CacheStore(directory: h.dir.url, configuration: testConfiguration(), readOnlyForTesting: true)
+        let key = CacheKey(url: h.url("p.mp4"))
+        let cached = try #require(store.info(for: key)?.ranges)
+        #expect(cached.ranges.count == 2, "\(cached)")
+        let loader = MediaLoader(store: store, configuration: LoaderHarness.defaultConfiguration)
+        await h.origin.resetCounters()
+        #expect(try await loader.data(LoadingRequest(url: h.url("p.mp4"))) == bytes)
+        #expect(h.origin.bodyBytesSent == 400_000 - Int(cached.total), "sent \(h.origin.bodyBytesSent)")
+        await loader.shutdown()
+        try store.close()
+        h.store = try CacheStore(directory: h.dir.url, configuration: testConfiguration())
+        h.loader = MediaLoader(store: h.store, configuration: h.configuration)
+        await h.close()
+    }
+}
+
 @Suite struct GiveUpTests {
     @Test func aReaderWhoseCachedBytesAreGivenUpOnMidReadStreamsTheRest() async throws {
         let h = try await LoaderHarness()

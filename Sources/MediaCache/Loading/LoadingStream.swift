@@ -41,6 +41,8 @@ public struct LoadingStream: AsyncSequence, Sendable {
         private var originBytes: Int64 = 0
         private var savedBytes: Int64 = 0
         private var passthrough: HTTPClientBodyReader?
+        /// Where the running stream-through request ends (nil: at the resource's end).
+        private var passthroughEnd: Int64?
         /// Set once the request has finished.
         public private(set) var report: RequestReport?
 
@@ -140,6 +142,9 @@ public struct LoadingStream: AsyncSequence, Sendable {
                 if let why = loader.store.givenUpReason(for: key) {
                     // Given up on in an earlier run: no fetch that would only be dropped, stream at once.
                     loader.coordinator.change(key) { $0.streamThrough(because: why) }
+                } else if loader.store.isReadOnly {
+                    // Nothing can be stored: a fetch's bytes would be dropped and streamed again.
+                    loader.coordinator.change(key) { $0.streamThrough(because: "the cache directory is read-only") }
                 }
                 if loader.coordinator.planner(key, { $0.streamThroughReason != nil }) {
                     return try await streamThrough()
@@ -298,31 +303,53 @@ public struct LoadingStream: AsyncSequence, Sendable {
             if !failed || delivered > 0 { loader.record(report) }
         }
 
-        /// Streams straight from the origin for resources the cache cannot hold.
+        /// Streams straight from the origin for resources the cache cannot hold, each byte once: a run of the
+        /// origin's bytes stops where cached bytes begin (they are read from disk, then streaming goes on after
+        /// them) — unless the origin ignores Range, when every new request would cost the body from byte 0 again.
         private func streamThrough() async throws -> LoadedChunk? {
             if passthrough == nil {
                 if let holding { loader.coordinator.release(key: key, fetchID: holding, finishingBlock: false) }
                 holding = nil
-                let length = loader.coordinator.planner(key) { $0.metadata?.contentLength }
+                let (length, ignoresRange) = loader.coordinator.planner(key) {
+                    ($0.metadata?.contentLength, $0.originIgnoresRange)
+                }
                 let end = endOffset(length: length)
                 if let end, currentOffset >= end { return finishedChunk() }
+                var runEnd = end
+                if !ignoresRange, generation != nil {
+                    let ahead = loader.store.availableRanges(for: key).present(in: currentOffset..<(end ?? Int64.max))
+                    if let cached = ahead.first {
+                        // Cached right here (written since the caller looked): read it from disk first.
+                        if cached.lowerBound == currentOffset { return try await step() }
+                        runEnd = cached.lowerBound
+                    }
+                }
+                passthroughEnd = runEnd
                 passthrough = try await HTTPClientBodyReader.open(
-                    fetcher: loader.fetcher, traffic: loader.traffic, key: key, url: request.url, offset: currentOffset, end: end,
-                    continuing: delivered > 0 ? version : request.expectedVersion)
+                    fetcher: loader.fetcher, traffic: loader.traffic, key: key, url: request.url, offset: currentOffset,
+                    end: runEnd, continuing: delivered > 0 ? version : request.expectedVersion)
             }
-            guard let reader = passthrough, let bytes = try await reader.next(upTo: remaining()) else {
-                if let end = endOffset(length: loader.coordinator.planner(key, { $0.metadata?.contentLength })),
-                    currentOffset < end
-                {
+            let left = passthroughEnd.map { $0 - currentOffset }
+            guard let reader = passthrough, let bytes = try await reader.next(upTo: left ?? remaining()) else {
+                let end = endOffset(length: loader.coordinator.planner(key, { $0.metadata?.contentLength }))
+                if let runEnd = passthroughEnd ?? end, currentOffset < runEnd {
                     throw OriginError.connectionLost(
                         url: request.url.absoluteString, reason: "body ended at byte \(currentOffset)")
                 }
+                passthrough = nil
+                passthroughEnd = nil
+                // The run ended where cached bytes begin: read them, then stream on after them.
+                if let end, currentOffset < end { return try await step() }
                 return finishedChunk()
             }
             let range = currentOffset..<(currentOffset + Int64(bytes.count))
             originBytes += Int64(bytes.count)
             delivered += Int64(bytes.count)
             currentOffset = range.upperBound
+            if let runEnd = passthroughEnd, currentOffset >= runEnd {
+                passthrough = nil
+                passthroughEnd = nil
+            }
             return LoadedChunk(offset: range.lowerBound, bytes: bytes, source: .origin)
         }
 
