@@ -22,6 +22,20 @@ import Testing
         #expect(p.fetches[1]?.target == 900)
     }
 
+    /// A whole body (the origin ignored Range) its reader is done with runs to the end when little is left of
+    /// it — whatever the machine's speed — and for a moment only when much is.
+    @Test func aWholeBodyNobodyReadsRunsOnWhenLittleIsLeft() {
+        for (length, due) in [(Int64(600_000), [PlannerAction]()), (Int64(3 << 20), [.cancelAfterGrace(fetchID: 1)])] {
+            var p = planner()
+            _ = p.plan(offset: 0, end: 1_000, length: nil, available: ByteRangeSet(), holding: nil, newID: 1)
+            p.receivesWholeBody(fetchID: 1)
+            p.answered(ResourceMetadata(url: "http://o/w.mp4", contentLength: length))
+            p.progressed(fetchID: 1, to: 16_384)
+            #expect(p.releaseFinished(fetchID: 1, readerEnd: 1_000) == due, "\(length)")
+            #expect(p.fetches[1]?.target == nil, "\(length)")
+        }
+    }
+
     @Test func aNewFetchCoversOnlyMissingBytes() {
         var p = planner()
         let available = ByteRangeSet([0..<250, 700..<800])

@@ -165,10 +165,16 @@ struct FetchPlanner: Sendable {
     mutating func releaseFinished(fetchID: Int, readerEnd: Int64) -> [PlannerAction] {
         guard var fetch = fetches[fetchID] else { return [] }
         fetch.interest -= 1
-        // A whole body (the origin ignores Range) runs on a moment for the reader that comes next (a player
-        // reads range after range): a new request would cost the whole body again from byte 0.
+        // A whole body (the origin ignores Range) runs on for the reader that comes next (a player reads range
+        // after range): a new request would cost the whole body again from byte 0. To the end when little is
+        // left of it, else a moment.
         if fetch.interest <= 0, originIgnoresRange {
             fetches[fetchID] = fetch
+            if let length = metadata?.contentLength, fetch.target == nil || fetch.target == length,
+                length - fetch.progress <= Self.wholeBodyRunOn
+            {
+                return []
+            }
             return [.cancelAfterGrace(fetchID: fetchID)]
         }
         if fetch.interest <= 0 {
@@ -177,6 +183,9 @@ struct FetchPlanner: Sendable {
         fetches[fetchID] = fetch
         return fetch.interest <= 0 && (fetch.target ?? Int64.max) <= fetch.progress ? [.cancel(fetchID: fetchID)] : []
     }
+
+    /// A whole body nobody reads any more is finished when no more than this is left of it (1 MiB).
+    static let wholeBodyRunOn: Int64 = 1 << 20
 
     private mutating func dropInterest(_ id: Int) -> [PlannerAction] {
         guard var fetch = fetches[id] else { return [] }
