@@ -59,16 +59,19 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // FFmpeg's demuxer, decoders, scaler and filters (HDR tone-mapping): the story's picture.
-        // (Debian: libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libavfilter-dev.) Loaded on first use, not linked.
+        // FFmpeg's demuxer, decoders, scaler, resampler and filters (HDR tone-mapping): the story's picture and sound.
+        // (Debian: libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libavfilter-dev libswresample-dev.)
+        // Loaded on first use, not linked.
         .target(
             name: "CFFmpeg",
             linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]
         ),
+        // The sound device: PulseAudio's simple API, else ALSA, both loaded with dlopen (no development packages).
+        .target(name: "CSoundOutput", linkerSettings: [.linkedLibrary("dl")]),
         .target(
             name: "StoryPlayer",
             dependencies: [
-                "MediaCache", "MediaFormats", "CFFmpeg", .product(name: "GRDB", package: "GRDB.swift"),
+                "MediaCache", "MediaFormats", "CFFmpeg", "CSoundOutput", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 // AES-128-CBC for encrypted HLS segments.
                 .product(name: "Crypto", package: "swift-crypto"),

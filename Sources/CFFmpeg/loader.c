@@ -15,9 +15,11 @@
 #define LIB_SWSCALE "libswscale.so." STORIES_STR(LIBSWSCALE_VERSION_MAJOR)
 #define LIB_AVUTIL "libavutil.so." STORIES_STR(LIBAVUTIL_VERSION_MAJOR)
 #define LIB_AVFILTER "libavfilter.so." STORIES_STR(LIBAVFILTER_VERSION_MAJOR)
+#define LIB_SWRESAMPLE "libswresample.so." STORIES_STR(LIBSWRESAMPLE_VERSION_MAJOR)
 
-static const char *const library_names[] = {LIB_AVUTIL, LIB_SWSCALE, LIB_AVCODEC, LIB_AVFORMAT, LIB_AVFILTER};
-#define LIBRARY_COUNT 5
+static const char *const library_names[] = {
+    LIB_AVUTIL, LIB_SWSCALE, LIB_SWRESAMPLE, LIB_AVCODEC, LIB_AVFORMAT, LIB_AVFILTER};
+#define LIBRARY_COUNT 6
 static void *libraries[LIBRARY_COUNT];
 static char load_error[512];
 static int loaded;
@@ -44,7 +46,8 @@ static const char *const required[] = {
     "av_stream_get_side_data", "av_frame_get_side_data", "av_dict_get", "av_get_pix_fmt_name", "avfilter_graph_alloc",
     "avfilter_graph_free", "avfilter_get_by_name", "avfilter_graph_create_filter", "avfilter_graph_parse_ptr",
     "avfilter_inout_alloc", "avfilter_inout_free", "avfilter_graph_config", "av_buffersrc_add_frame_flags",
-    "av_buffersink_get_frame", "av_strdup",
+    "av_buffersink_get_frame", "av_strdup", "swr_alloc_set_opts2", "swr_init", "swr_convert", "swr_free",
+    "swr_get_delay", "av_channel_layout_default", "av_channel_layout_uninit", "av_packet_move_ref",
 };
 
 static void load(void) {
@@ -172,3 +175,46 @@ STUB(int, av_buffersrc_add_frame_flags, (AVFilterContext *buffer_src, AVFrame *f
      (buffer_src, frame, flags))
 STUB(int, av_buffersink_get_frame, (AVFilterContext *ctx, AVFrame *frame), (ctx, frame))
 STUB(char *, av_strdup, (const char *s), (s))
+STUB(int, swr_alloc_set_opts2,
+     (struct SwrContext **ps, AVChannelLayout *out_ch_layout, enum AVSampleFormat out_sample_fmt,
+      int out_sample_rate, AVChannelLayout *in_ch_layout, enum AVSampleFormat in_sample_fmt, int in_sample_rate,
+      int log_offset, void *log_ctx),
+     (ps, out_ch_layout, out_sample_fmt, out_sample_rate, in_ch_layout, in_sample_fmt, in_sample_rate, log_offset,
+      log_ctx))
+STUB(int, swr_init, (struct SwrContext *s), (s))
+STUB(int, swr_convert, (struct SwrContext *s, uint8_t **out, int out_count, const uint8_t **in, int in_count),
+     (s, out, out_count, in, in_count))
+STUB_VOID(swr_free, (struct SwrContext **s), (s))
+STUB(int64_t, swr_get_delay, (struct SwrContext *s, int64_t base), (s, base))
+STUB_VOID(av_channel_layout_default, (AVChannelLayout *ch_layout, int nb_channels), (ch_layout, nb_channels))
+STUB_VOID(av_channel_layout_uninit, (AVChannelLayout *channel_layout), (channel_layout))
+STUB_VOID(av_packet_move_ref, (AVPacket *dst, AVPacket *src), (dst, src))
+
+// The frame's own layout, or the default one for its channel count when it names none.
+static void input_layout(const AVFrame *frame, AVChannelLayout *layout) {
+    if (frame->ch_layout.order != AV_CHANNEL_ORDER_UNSPEC && frame->ch_layout.nb_channels > 0) {
+        *layout = frame->ch_layout;
+    } else {
+        av_channel_layout_default(layout, frame->ch_layout.nb_channels > 0 ? frame->ch_layout.nb_channels : 1);
+    }
+}
+
+struct SwrContext *stories_resampler_open(const AVFrame *frame, int rate, int channels) {
+    AVChannelLayout in_layout, out_layout;
+    input_layout(frame, &in_layout);
+    av_channel_layout_default(&out_layout, channels);
+    struct SwrContext *context = NULL;
+    int status = swr_alloc_set_opts2(&context, &out_layout, AV_SAMPLE_FMT_S16, rate, &in_layout,
+                                     (enum AVSampleFormat)frame->format, frame->sample_rate, 0, NULL);
+    if (status < 0 || !context) return NULL;
+    if (swr_init(context) < 0) {
+        swr_free(&context);
+        return NULL;
+    }
+    return context;
+}
+
+int stories_resample(struct SwrContext *resampler, const AVFrame *frame, int16_t *out, int out_frames) {
+    uint8_t *planes[1] = {(uint8_t *)out};
+    return swr_convert(resampler, planes, out_frames, (const uint8_t **)frame->extended_data, frame->nb_samples);
+}

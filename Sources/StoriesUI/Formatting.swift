@@ -50,13 +50,17 @@ struct Glyphs: Sendable {
     var ellipsis: String
     var times: String
     var keys: (previous: String, next: String)
+    /// The header's mark for a story whose sound plays.
+    var sound: String
 
     static let unicode = Glyphs(
         segmentDone: "━", segmentAhead: "─", full: "█", partial: "▓", none: "░", horizontal: "─", vertical: "│",
-        dot: "·", play: "▶", pause: "‖", current: "▶", ellipsis: "…", times: "×", keys: ("←/h", "→/l"))
+        dot: "·", play: "▶", pause: "‖", current: "▶", ellipsis: "…", times: "×", keys: ("←/h", "→/l"),
+        sound: "♪ sound")
     static let ascii = Glyphs(
         segmentDone: "=", segmentAhead: "-", full: "#", partial: "+", none: ".", horizontal: "-", vertical: "|",
-        dot: "-", play: ">", pause: "||", current: ">", ellipsis: "...", times: "x", keys: ("<-/h", "->/l"))
+        dot: "-", play: ">", pause: "||", current: ">", ellipsis: "...", times: "x", keys: ("<-/h", "->/l"),
+        sound: "sound")
 }
 
 extension String {

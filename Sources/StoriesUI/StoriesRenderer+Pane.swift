@@ -64,6 +64,17 @@ extension StoriesRenderer {
         return ("MISS", tint(.red))
     }
 
+    /// Where sound goes, or why there is none, in one line.
+    private var soundDescription: String {
+        let muted = snapshot.muted ? ", muted (m)" : ""
+        switch snapshot.sound {
+        case .ready(let device): return device + muted
+        case .opening: return "opening the device\(glyphs.ellipsis)" + muted
+        case .unavailable(let reason): return "off: " + reason
+        case nil: return "off" + muted
+        }
+    }
+
     private mutating func drawTotals(x: Int, y: Int, width: Int) {
         let totals = snapshot.totals
         let ratio = totals.hitRatio.map { "\(Int(($0 * 100).rounded()))%" } ?? "-"
@@ -74,6 +85,7 @@ extension StoriesRenderer {
             ("Disk", "\(ByteFormat.string(totals.diskUsed)) / \(ByteFormat.string(totals.diskLimit))"),
             ("Network", ByteFormat.rate(totals.networkBytesPerSecond)),
             ("Preloading", snapshot.preloading ? "on" : "off (--no-preload)"),
+            ("Sound", soundDescription),
         ]
         for (i, (label, value)) in rows.enumerated() {
             let column = grid.put(label.padded(to: 14), x: x, y: y + i, style: CellStyle(bold: true), maxWidth: width)

@@ -127,6 +127,7 @@ public struct StoriesRenderer {
                 let duration = status?.duration.map(TimeFormat.clock) ?? "-:--.-"
                 right.append(("\(position) / \(duration)", .plain))
             }
+            if let sound = soundLabel(status?.sound) { right.append(("   ", .plain)); right.append(sound) }
             right.append(("   plays \(row.plays)" + (row.maxViews.map { "/\($0)" } ?? ""), .plain))
             right.append(("   ", .plain))
             right.append(indicator(status?.cache))
@@ -152,6 +153,16 @@ public struct StoriesRenderer {
     }
 
     /// The cache indicator: its text always says the state; colour only adds to it.
+    /// The header's word for the story's sound: a speaker mark while it plays, `muted`, or `no sound`.
+    func soundLabel(_ sound: StorySound?) -> (String, CellStyle)? {
+        switch sound {
+        case .playing: return (glyphs.sound, .plain)
+        case .muted: return ("muted", tint(.yellow))
+        case .silent, .off: return ("no sound", CellStyle(dim: true))
+        case .unknown, nil: return nil
+        }
+    }
+
     func indicator(_ cache: CacheOutcome?) -> (String, CellStyle) {
         switch cache {
         case .hit: return (" HIT ", tint(.green, bold: true, reverse: true))
@@ -167,7 +178,8 @@ public struct StoriesRenderer {
         let pauseLabel = snapshot.paused ? "resume" : "pause"
         let keys: [(String, String)] = [
             (glyphs.keys.previous, "prev"), (glyphs.keys.next, "next"), ("space", pauseLabel), (", .", "seek"),
-            ("r", "replay"), ("c", screen.paneOpen ? "hide cache" : "cache"), ("1-9", "story"),
+            ("m", snapshot.muted ? "unmute" : "mute"), ("r", "replay"), ("c", screen.paneOpen ? "hide cache" : "cache"),
+            ("1-9", "story"),
         ]
         let always: [(String, String)] = [("?", "help"), ("q", "quit")]
         func width(_ item: (String, String)) -> Int { item.0.count + 1 + item.1.count + 3 }
@@ -192,6 +204,7 @@ public struct StoriesRenderer {
             ("space  p", "pause / resume"),
             (",  .  Shift+\(glyphs.keys.previous.prefix(2))", "seek 1 s back / forward"),
             ("1 \(glyphs.ellipsis) 9", "jump to story N"),
+            ("m", "mute / unmute the sound (for the rest of the session)"),
             ("r", "replay the story (after the end: start over)"),
             ("c", "cache pane: stories, hits, bytes, disk"),
             ("click", "left half: previous, right half: next"),

@@ -69,6 +69,7 @@ public enum KeyMap {
             case "l", "L": return .command(.next)
             case " ", "p", "P": return .command(.togglePause)
             case "r", "R": return .command(.replay)
+            case "m", "M": return .command(.toggleMute)
             case "c", "C": return .togglePane
             case "?": return .toggleHelp
             case "q", "Q", "\u{3}", "\u{4}": return .quit

@@ -107,7 +107,7 @@ enum VideoBenchmark {
         let loader = MediaLoader(store: store)
         var configuration = PlayerConfiguration()
         configuration.decodesVideo = video
-        let player = PlayerStub(
+        let player = Player(
             loader: loader, url: origin.url(clip.lastPathComponent), storyID: "bench", clock: RealPlaybackClock(speed: 1),
             configuration: configuration)
         let title = SessionSnapshot(title: "Bench", stories: [StoryRow(id: "bench", title: "Bench")], current: 0)

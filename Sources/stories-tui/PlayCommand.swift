@@ -30,9 +30,14 @@ struct PlayCommand: AsyncParsableCommand {
             (their header and first 3 seconds), paused whenever the playing story runs low; --no-preload \
             turns that off.
 
+            Stories play with their sound (PulseAudio or PipeWire, else ALSA); m mutes and unmutes for the rest \
+            of the session, --mute starts muted. While sound is heard the picture follows it; with no sound \
+            server or device, or at a --speed other than 1, stories play silent and the cache pane says why.
+
             With --headless, one JSON object per line per event: story_start, first_frame (startupMs, cache), \
             stall, stall_end, story_end (playCount, stalls, stallMs, framesShown, framesDropped, framesSkipped), skipped, error, \
-            playlist_end.
+            playlist_end; with --frame-events also frame (timeMs: the picture now shown). Each has t (seconds since \
+            the run started) and monotonic (the same moment on CLOCK_MONOTONIC), to line events up with a recording.
             """)
 
     @Argument(help: "The playlist JSON file.") var playlist: String
@@ -47,6 +52,10 @@ struct PlayCommand: AsyncParsableCommand {
     @Flag(help: "Show stories that reached their maxViews too.") var all = false
     @Flag(help: "Do not decode the video: the story area shows text only (for slow terminals and screen readers).")
     var noVideo = false
+    @Flag(help: "Start with the sound muted (m unmutes).") var mute = false
+    @Option(help: ArgumentHelp("Where sound goes: auto (PulseAudio or PipeWire, else ALSA), pulse, alsa or off.", valueName: "OUTPUT"))
+    var sound: String = "auto"
+    @Flag(help: "With --headless: also a frame event for each picture shown.") var frameEvents = false
     @OptionGroup var cache: CacheDirOption
     @OptionGroup(title: "Cache budgets") var budgets: BudgetOptions
 
@@ -60,6 +69,10 @@ struct PlayCommand: AsyncParsableCommand {
                 throw CLIFailure(
                     message: "--network: unknown profile '\(profileName)' (use \(NetworkProfile.named.map(\.name).joined(separator: ", ")))",
                     exitCode: 2)
+            }
+            let soundChoice = sound.lowercased()
+            guard soundChoice == "off" || SoundBackend(rawValue: soundChoice) != nil else {
+                throw CLIFailure(message: "--sound: unknown output '\(sound)' (use auto, pulse, alsa or off)", exitCode: 2)
             }
             let list: Playlist
             do {
@@ -75,11 +88,22 @@ struct PlayCommand: AsyncParsableCommand {
             let loader = MediaLoader(store: store, configuration: LoaderDefaults.configuration, logger: CLILogging.logger(quiet: interactive))
             var player = PlayerConfiguration()
             player.decodesVideo = !noVideo
+            player.reportsFrames = frameEvents
+            let output: SoundOutput
+            if soundChoice == "off" {
+                output = .unavailable("turned off (--sound off)")
+            } else if speed != 1 {
+                output = .unavailable("only at --speed 1")
+            } else {
+                let backend = SoundBackend(rawValue: soundChoice) ?? .auto
+                output = SoundOutput { () throws(SoundError) -> any SoundSink in try SystemSoundSink(backend: backend) }
+            }
             let session = StorySession(
                 playlist: list, loader: loader, resolve: StorySession.resolver(originBase: origin?.baseURL),
                 clock: RealPlaybackClock(speed: speed), configuration: player, showAll: all,
                 preload: noPreload ? nil : PreloadPolicy(),
-                playCounts: try cache.openPlayCounts(beside: store, create: !store.isReadOnly) ?? PlayCountStore.inMemory())
+                playCounts: try cache.openPlayCounts(beside: store, create: !store.isReadOnly) ?? PlayCountStore.inMemory(),
+                sound: output, muted: mute)
             let stop = StopFlag()
             // A reader of stdout that went away (`| head -1`) ends the run quietly.
             let outputClosed = StopFlag()
@@ -100,7 +124,11 @@ struct PlayCommand: AsyncParsableCommand {
             }
             let work = Task { () -> PlaylistSummary in
                 if headless {
-                    return try await session.runHeadless { event in emitLine(event.jsonLine) }
+                    let started = SoundOutput.monotonicSeconds()
+                    return try await session.runHeadless { event in
+                        let now = SoundOutput.monotonicSeconds()
+                        emitLine(event.jsonLine(t: now - started, monotonic: now))
+                    }
                 } else if interactive {
                     let controller = try StoryController(session: session)
                     try await TerminalApp.run(controller: controller, stop: stop)
@@ -112,6 +140,7 @@ struct PlayCommand: AsyncParsableCommand {
             workHandle.set(work)
             let result = await work.result
             signals.stop()
+            output.close()
             await loader.shutdown()
             try? store.close()
             await origin?.shutdown()
@@ -175,6 +204,8 @@ enum TextReporter {
             line = "  from \(String(format: "%.1f", Double(positionMs) / 1000)) s: the \(picture)\(bandwidth / 1000) kbit/s variant"
         case .failed(_, let message):
             line = "  error: \(message)"
+        case .frame(_, let timeMs):
+            line = "  frame at \(String(format: "%.3f", Double(timeMs) / 1000)) s"
         case .playlistEnd(let summary):
             line = "done: \(summary.finished) played, \(summary.skipped) skipped"
                 + (summary.failed > 0 ? ", \(summary.failed) failed" : "")

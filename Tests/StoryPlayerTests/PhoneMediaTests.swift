@@ -24,8 +24,8 @@ import Testing
     /// Plays `name` from `media`'s folder to its end (sped up) and returns the player.
     static func play(
         _ name: String, in rig: Rig, box: (Int, Int) = (64, 64), duration: Double? = nil, speed: Double = 8
-    ) async -> (PlayerStub, PlaybackStatus) {
-        let player = PlayerStub(
+    ) async -> (Player, PlaybackStatus) {
+        let player = Player(
             loader: rig.loader, url: rig.origin.url(name), storyID: name, clock: RealPlaybackClock(speed: speed),
             configuration: configuration(box: box), fallbackDuration: duration)
         let status = await player.run()

@@ -59,7 +59,7 @@ import Testing
     }
 
     private func play(_ sim: Simulation, _ url: URL) async throws -> PlaybackStatus {
-        let player = PlayerStub(loader: sim.loader, url: url, storyID: "fault", clock: sim.clock)
+        let player = Player(loader: sim.loader, url: url, storyID: "fault", clock: sim.clock)
         return try await sim.run { await player.run() }
     }
 }

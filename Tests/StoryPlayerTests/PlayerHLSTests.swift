@@ -36,11 +36,11 @@ extension SimulationSuites {
         private func player(
             _ sim: Simulation, _ path: String, throughput: ThroughputEstimate? = nil, events: EventRecorder = EventRecorder(),
             readAhead: Double = PlayerConfiguration().readAhead
-        ) -> PlayerStub {
+        ) -> Player {
             var configuration = PlayerConfiguration()
             configuration.decodesVideo = false
             configuration.readAhead = readAhead
-            return PlayerStub(
+            return Player(
                 loader: sim.loader, url: sim.origin.url(path), storyID: "hls", clock: sim.clock, configuration: configuration,
                 throughput: throughput, onEvent: events.handler)
         }
@@ -93,7 +93,7 @@ extension SimulationSuites {
             serveStream(on: sim.origin, segment: 100_000)
             let before = NIOLockedValueBox<[String]?>(nil)
             let events = EventRecorder()
-            let playing = PlayerStub(
+            let playing = Player(
                 loader: sim.loader, url: sim.origin.url("s/master.m3u8"), storyID: "hls", clock: sim.clock,
                 configuration: { var c = PlayerConfiguration(); c.decodesVideo = false; return c }(),
                 onEvent: { event in

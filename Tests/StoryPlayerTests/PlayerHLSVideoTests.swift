@@ -15,8 +15,8 @@ import _CryptoExtras
 
     private func player(
         _ rig: Rig, throughput: ThroughputEstimate? = nil, onEvent: @escaping @Sendable (PlayerEvent) -> Void = { _ in }
-    ) -> PlayerStub {
-        PlayerStub(
+    ) -> Player {
+        Player(
             loader: rig.loader, url: rig.origin.url("hls/master.m3u8"), storyID: "hls", clock: RealPlaybackClock(speed: 1),
             configuration: PlayerVideoTests.configuration(), throughput: throughput, onEvent: onEvent)
     }
@@ -108,7 +108,7 @@ import _CryptoExtras
         let rig = try await Rig()
         let key: [UInt8] = (0..<16).map { UInt8(truncatingIfNeeded: $0 * 7 + 3) }
         let encrypted = try serveEncrypted(on: rig, key: key, servedKey: key, explicitIV: explicitIV)
-        let playing = PlayerStub(
+        let playing = Player(
             loader: rig.loader, url: rig.origin.url("enc/index.m3u8"), storyID: "enc", clock: RealPlaybackClock(speed: 4),
             configuration: PlayerVideoTests.configuration())
         let run = Task { await playing.run() }
@@ -133,7 +133,7 @@ import _CryptoExtras
         let rig = try await Rig()
         let key: [UInt8] = (0..<16).map { UInt8(truncatingIfNeeded: $0 * 7 + 3) }
         _ = try serveEncrypted(on: rig, key: key, servedKey: key.reversed(), explicitIV: false)
-        let playing = PlayerStub(
+        let playing = Player(
             loader: rig.loader, url: rig.origin.url("enc/index.m3u8"), storyID: "enc", clock: RealPlaybackClock(speed: 4),
             configuration: PlayerVideoTests.configuration())
         let status = await playing.run()

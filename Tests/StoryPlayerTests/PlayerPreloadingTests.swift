@@ -89,7 +89,7 @@ extension SimulationSuites {
 
             let requestsBefore = sim.origin.requests.count
             let firstFrameRequests = NIOLockedValueBox<Int?>(nil)
-            let player = PlayerStub(
+            let player = Player(
                 loader: sim.loader, url: sim.origin.url("v.mp4"), storyID: "v", clock: sim.clock,
                 onEvent: { event in
                     if case .firstFrame = event {
@@ -171,7 +171,7 @@ extension SimulationSuites {
             #expect(preloader.active == b.key, "b is being preloaded when the viewer swipes to it")
             // The swipe: b is now playing; preloading re-plans around it and must not cancel its fetch.
             preloader.reset([], playing: b.key)
-            let player = PlayerStub(loader: sim.loader, url: b.url, storyID: "b", clock: sim.clock)
+            let player = Player(loader: sim.loader, url: b.url, storyID: "b", clock: sim.clock)
             let status = try await sim.run { await player.run() }
             #expect(status.state == .finished)
             let requests = sim.origin.requests.filter { $0.path == "/b.mp4" && $0.method == "GET" }
@@ -191,7 +191,7 @@ extension SimulationSuites {
             let driver = PreloadDriver(
                 preloader: Preloader(loader: sim.loader, planner: MediaPreloadPlanning()), policy: PreloadPolicy(),
                 resolve: StorySession.resolver(originBase: nil))
-            let player = PlayerStub(loader: sim.loader, url: sim.origin.url("a.mp4"), storyID: "a", clock: sim.clock)
+            let player = Player(loader: sim.loader, url: sim.origin.url("a.mp4"), storyID: "a", clock: sim.clock)
             driver.storyChanged(to: 0, navigator: navigator)
             let samples = SampleLog()
             let preloadBytes: @Sendable () -> Int = {

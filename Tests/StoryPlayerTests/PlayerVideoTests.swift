@@ -22,7 +22,7 @@ import Testing
         let rig = try await Rig()
         let events = EventRecorder()
         let url = rig.origin.url("bars.mp4")
-        let player = PlayerStub(
+        let player = Player(
             loader: rig.loader, url: url, storyID: "bars", clock: RealPlaybackClock(speed: 4),
             configuration: Self.configuration(), onEvent: events.handler)
         let status = await player.run()
@@ -38,7 +38,7 @@ import Testing
     @Test func contentThatCannotBeDecodedFailsTheStoryWithAReason() async throws {
         let rig = try await Rig()
         rig.origin.set(OriginResource(bytes: Array(repeating: 0x42, count: 20_000)), at: "/junk.mp4")
-        let player = PlayerStub(
+        let player = Player(
             loader: rig.loader, url: rig.origin.url("junk.mp4"), storyID: "junk", clock: RealPlaybackClock(speed: 4),
             configuration: Self.configuration(), fallbackDuration: 3)
         let status = await player.run()
@@ -50,7 +50,7 @@ import Testing
 
     @Test func seekingMovesThePlayheadAndThePicture() async throws {
         let rig = try await Rig()
-        let player = PlayerStub(
+        let player = Player(
             loader: rig.loader, url: rig.origin.url("life.mp4"), storyID: "life", clock: RealPlaybackClock(speed: 1),
             configuration: Self.configuration())
         let run = Task { await player.run() }

@@ -28,16 +28,16 @@ import Testing
             loader = MediaLoader(store: store, configuration: loading)
         }
 
-        func decoder(_ name: String, box: (width: Int, height: Int) = (96, 54)) async throws -> VideoDecoder {
+        func decoder(_ name: String, box: (width: Int, height: Int) = (96, 54)) async throws -> MediaDecoder {
             try await decoder(file: "\(name).mp4", box: box)
         }
 
         /// A decoder of the file `file` the origin serves.
-        func decoder(file: String, box: (width: Int, height: Int)) async throws -> VideoDecoder {
+        func decoder(file: String, box: (width: Int, height: Int)) async throws -> MediaDecoder {
             let url = origin.url(file)
             let info = try await loader.contentInformation(for: url, key: CacheKey(url: url))
             let length = try #require(info.contentLength)
-            return VideoDecoder(loader: loader, url: url, key: CacheKey(url: url), length: length, box: box)
+            return MediaDecoder(loader: loader, url: url, key: CacheKey(url: url), length: length, box: box)
         }
 
         func close() async {

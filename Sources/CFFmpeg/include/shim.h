@@ -1,8 +1,8 @@
 #ifndef STORIES_CFFMPEG_SHIM_H
 #define STORIES_CFFMPEG_SHIM_H
 
-// FFmpeg 5.1's demuxer, decoder, scaler and filters (Debian: libavformat-dev libavcodec-dev libswscale-dev
-// libavutil-dev libavfilter-dev).
+// FFmpeg 5.1's demuxer, decoders, scaler, resampler and filters (Debian: libavformat-dev libavcodec-dev
+// libswscale-dev libavutil-dev libavfilter-dev libswresample-dev).
 #include <libavformat/avformat.h>
 #include <libavformat/avio.h>
 #include <libavcodec/avcodec.h>
@@ -17,12 +17,23 @@
 #include <libavfilter/avfilter.h>
 #include <libavfilter/buffersrc.h>
 #include <libavfilter/buffersink.h>
+#include <libswresample/swresample.h>
+#include <libavutil/channel_layout.h>
+#include <libavutil/samplefmt.h>
 #include <errno.h>
 
 // The libraries are not linked: they are loaded the first time a picture is decoded (see loader.c), so commands
 // that show no picture (fetch, cache, serve) do not pay for loading FFmpeg's hundred-odd dependencies at start-up.
 // Returns 1 when every function this program uses was found; otherwise 0, with why in `error`.
 int stories_ffmpeg_load(char *error, size_t size);
+
+// A resampler from `frame`'s samples (any layout, format and rate) to interleaved signed 16-bit at `rate` with
+// `channels` channels; NULL when libswresample refuses the conversion.
+struct SwrContext *stories_resampler_open(const AVFrame *frame, int rate, int channels);
+
+// Converts `frame` with `resampler` into `out` (room for `out_frames` frames); the frames written, or a negative
+// error code.
+int stories_resample(struct SwrContext *resampler, const AVFrame *frame, int16_t *out, int out_frames);
 
 // Function-like macros Swift cannot import.
 static inline int stories_averror_eof(void) { return AVERROR_EOF; }

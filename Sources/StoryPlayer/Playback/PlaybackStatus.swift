@@ -11,6 +11,8 @@ public struct PlayerConfiguration: Sendable, Equatable {
     public var tick: Double = 0.05
     /// Decode the video and keep the frame at the playhead (off: only bytes are consumed, as before pictures).
     public var decodesVideo = false
+    /// Report each new picture shown as a `frame` event (for lining a run up with a recording of its sound).
+    public var reportsFrames = false
     /// The picture's box in pixels until a display says otherwise (`setPictureBox`).
     public var pictureWidth = 120
     /// See `pictureWidth`.
@@ -23,6 +25,20 @@ public struct PlayerConfiguration: Sendable, Equatable {
 /// Where a player is.
 public enum PlaybackState: String, Sendable {
     case loading, playing, stalled, paused, finished, failed
+}
+
+/// Whether a story's sound is heard.
+public enum StorySound: String, Sendable {
+    /// Not known yet (the file is opening).
+    case unknown
+    /// The story's sound plays.
+    case playing
+    /// The story has sound; the viewer muted it.
+    case muted
+    /// The story has no sound.
+    case silent
+    /// Sound is off for the session (no device, or not asked for).
+    case off
 }
 
 /// Everything a display needs about the current playback.
@@ -51,6 +67,8 @@ public struct PlaybackStatus: Sendable, Equatable {
     public var frames = FrameCounts()
     /// Seconds between the frames shown (the video's cadence), once known: how often a display redraws.
     public var frameInterval: Double?
+    /// Whether its sound is heard.
+    public var sound = StorySound.unknown
 
     /// A player's status before it starts.
     public init() {}

@@ -21,6 +21,8 @@ public enum PlayerEvent: Sendable, Equatable {
     case failed(id: String, message: String)
     /// Every eligible story was shown: what the run did.
     case playlistEnd(PlaylistSummary)
+    /// A new picture is on screen: the frame at `timeMs` in the story (only when frames are reported).
+    case frame(id: String, timeMs: Int)
 
     /// The event as a JSON object with an `event` field.
     public var json: [String: Any] {
@@ -45,6 +47,8 @@ public enum PlayerEvent: Sendable, Equatable {
             return json
         case .failed(let id, let message):
             return ["event": "error", "id": id, "message": message]
+        case .frame(let id, let timeMs):
+            return ["event": "frame", "id": id, "timeMs": timeMs]
         case .playlistEnd(let summary):
             return [
                 "event": "playlist_end", "played": summary.finished, "skipped": summary.skipped, "failed": summary.failed,
@@ -55,7 +59,19 @@ public enum PlayerEvent: Sendable, Equatable {
     }
 
     /// One line of JSON.
-    public var jsonLine: String {
+    public var jsonLine: String { jsonLine(json) }
+
+    /// One line of JSON with the time it happened: `t`, seconds since the run started, and `monotonic`, the same
+    /// moment on the system's monotonic clock (CLOCK_MONOTONIC), so outside tools can line events up with what they
+    /// record.
+    public func jsonLine(t: Double, monotonic: Double) -> String {
+        var json = json
+        json["t"] = (t * 1e6).rounded() / 1e6
+        json["monotonic"] = (monotonic * 1e6).rounded() / 1e6
+        return jsonLine(json)
+    }
+
+    private func jsonLine(_ json: [String: Any]) -> String {
         guard let data = try? JSONSerialization.data(withJSONObject: json, options: [.sortedKeys, .withoutEscapingSlashes])
         else { return "{}" }
         return String(decoding: data, as: UTF8.self)

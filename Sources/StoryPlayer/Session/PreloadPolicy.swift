@@ -137,7 +137,7 @@ public final class PreloadDriver: Sendable {
     }
 
     /// Observes `player` every `interval` seconds of `clock` time until the task is cancelled.
-    public func watch(_ player: PlayerStub, clock: PlaybackClock, interval: Double = 0.1) async {
+    public func watch(_ player: Player, clock: PlaybackClock, interval: Double = 0.1) async {
         while !Task.isCancelled {
             observe(player.status)
             do { try await clock.sleep(until: clock.now + interval) } catch { return }

@@ -99,13 +99,19 @@ public struct SessionSnapshot: Sendable, Equatable {
     public var preloading = true
     /// The current story's picture at the playhead (nil before its first frame and when video is off).
     public var frame: VideoFrame?
+    /// The viewer muted the sound.
+    public var muted = false
+    /// Whether sound can be heard in this session (nil: the session plays without sound).
+    public var sound: SoundAvailability?
 
     /// A snapshot.
     public init(
         title: String, stories: [StoryRow], current: Int? = nil, finished: Bool = false, paused: Bool = false,
         status: PlaybackStatus? = nil, cachedRanges: ByteRangeSet = ByteRangeSet(), totals: SessionTotals = SessionTotals(),
-        preloading: Bool = true, frame: VideoFrame? = nil
+        preloading: Bool = true, frame: VideoFrame? = nil, muted: Bool = false, sound: SoundAvailability? = nil
     ) {
+        self.muted = muted
+        self.sound = sound
         self.title = title
         self.stories = stories
         self.current = current

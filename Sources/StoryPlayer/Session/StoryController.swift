@@ -16,6 +16,8 @@ public enum StoryCommand: Sendable, Equatable {
     case seek(by: Double)
     /// Jump to the story at this index (digits 1–9); ignored when there is none or it reached its views.
     case jump(to: Int)
+    /// Mute or unmute the sound, for the rest of the session (m).
+    case toggleMute
 }
 
 /// The one story loop: one player at a time, auto-advance, previous/next, pause, replay, play counts, and
@@ -25,11 +27,13 @@ public enum StoryCommand: Sendable, Equatable {
 public final class StoryController: Sendable {
     struct State {
         var navigator: StoryNavigator
-        var player: PlayerStub?
+        var player: Player?
         var playerTask: Task<Void, Never>?
         var watchTask: Task<Void, Never>?
         var generation = 0
         var paused = false
+        /// The viewer muted the sound (kept from story to story).
+        var muted = false
         var pictureBox: (width: Int, height: Int)?
         var stopped = false
         var samples: [(time: Double, bytes: Int64)] = []
@@ -67,11 +71,14 @@ public final class StoryController: Sendable {
         self.failureDwell = failureDwell
         emit = onEvent
         keys = session.playlist.stories.map { session.resolve($0).key }
-        state = NIOLockedValueBox(State(navigator: try session.makeNavigator()))
+        var initial = State(navigator: try session.makeNavigator())
+        initial.muted = session.startsMuted
+        state = NIOLockedValueBox(initial)
     }
 
     /// Starts the first eligible story (or finishes at once when none is).
     public func start() {
+        if !session.startsMuted { session.sound?.start() }
         let index = state.withLockedValue { $0.navigator.start() }
         play(index)
     }
@@ -107,6 +114,14 @@ public final class StoryController: Sendable {
                 return s.navigator.start()
             }
             play(index)
+        case .toggleMute:
+            let unmuted = state.withLockedValue { s in
+                s.muted.toggle()
+                s.player?.setMuted(s.muted)
+                return !s.muted
+            }
+            // A session started muted opens the device the first time it is unmuted.
+            if unmuted { session.sound?.start() }
         case .seek(let seconds):
             state.withLockedValue { $0.player }?.seek(by: seconds)
         case .jump(let target):
@@ -121,7 +136,7 @@ public final class StoryController: Sendable {
 
     /// Tells the player how large the picture is drawn (pixels, two per cell row); later players start with it.
     public func setPictureBox(_ box: (width: Int, height: Int)) {
-        let player = state.withLockedValue { s -> PlayerStub? in
+        let player = state.withLockedValue { s -> Player? in
             s.pictureBox = box
             return s.player
         }
@@ -170,14 +185,15 @@ public final class StoryController: Sendable {
         await player?.value
         await watch?.value
         await session.preload?.preloader.stop()
+        session.sound?.close()
     }
 
     /// The screen's state now.
     public func snapshot() -> SessionSnapshot {
-        let (navigator, player, paused, failing, parts) = state.withLockedValue { s in
+        let (navigator, player, paused, failing, parts, muted) = state.withLockedValue { s in
             // The playing story's parts, once its player has read them, stay known for its row.
             if let index = s.navigator.index, let playing = s.player?.parts { s.parts[index] = playing }
-            return (s.navigator, s.player, s.paused, s.failing, s.parts)
+            return (s.navigator, s.player, s.paused, s.failing, s.parts, s.muted)
         }
         let store = session.loader.store
         let preloads = session.preload?.preloader.progress ?? [:]
@@ -208,7 +224,7 @@ public final class StoryController: Sendable {
             title: session.playlist.title, stories: rows, current: navigator.index, finished: navigator.isFinished,
             paused: paused, status: navigator.index == nil ? nil : player?.status, cachedRanges: currentRanges,
             totals: totals, preloading: session.preload != nil,
-            frame: navigator.index == nil ? nil : player?.frame)
+            frame: navigator.index == nil ? nil : player?.frame, muted: muted, sound: session.sound?.availability)
     }
 
     /// Bytes per second received from the origin over about the last two seconds of wall time.
@@ -256,7 +272,8 @@ public final class StoryController: Sendable {
             return
         }
         let story = stories[index]
-        let player = session.makePlayer(for: index) { [self] event in
+        let muted = state.withLockedValue { $0.muted }
+        let player = session.makePlayer(for: index, muted: muted) { [self] event in
             if case .firstFrame = event { countView(of: index) }
             emit(event)
         }

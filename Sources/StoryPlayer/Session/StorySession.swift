@@ -33,6 +33,10 @@ public final class StorySession: Sendable {
     public let preload: PreloadDriver?
     /// The link as this session's players measured it.
     public let throughput: ThroughputEstimate
+    /// Where the stories' sound goes; nil: stories play silent.
+    public let sound: SoundOutput?
+    /// Stories start muted (the viewer can unmute them).
+    let startsMuted: Bool
 
     /// A session over `playlist`; `resolve` maps stories to URLs and keys; `preload` (nil: off) preloads the
     /// neighbours of the playing story; `playCounts` (nil: this run only) keeps the counts `maxViews` is checked
@@ -40,8 +44,11 @@ public final class StorySession: Sendable {
     public init(
         playlist: Playlist, loader: MediaLoader, resolve: @escaping @Sendable (Story) -> ResolvedSource,
         clock: PlaybackClock, configuration: PlayerConfiguration = PlayerConfiguration(), showAll: Bool = false,
-        preload: PreloadPolicy? = nil, playCounts: PlayCountStore? = nil
+        preload: PreloadPolicy? = nil, playCounts: PlayCountStore? = nil, sound: SoundOutput? = nil,
+        muted: Bool = false
     ) {
+        self.sound = sound
+        startsMuted = muted
         self.playCounts = playCounts
         let throughput = ThroughputEstimate()
         self.throughput = throughput
@@ -105,13 +112,15 @@ public final class StorySession: Sendable {
     }
 
     /// A player for story `index`.
-    public func makePlayer(for index: Int, onEvent: @escaping @Sendable (PlayerEvent) -> Void) -> PlayerStub {
+    public func makePlayer(
+        for index: Int, muted: Bool = false, onEvent: @escaping @Sendable (PlayerEvent) -> Void
+    ) -> Player {
         let story = playlist.stories[index]
         let source = resolve(story)
-        return PlayerStub(
+        return Player(
             loader: loader, url: source.url, cacheKey: source.key, storyID: story.id, clock: clock,
             configuration: configuration, fallbackDuration: story.duration, partKey: source.partKey,
-            throughput: throughput, onEvent: onEvent)
+            throughput: throughput, sound: sound, muted: muted, onEvent: onEvent)
     }
 
     /// Counts a view of story `index` in the persisted play counts (the controller calls it once per story and

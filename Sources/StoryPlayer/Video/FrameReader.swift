@@ -51,8 +51,10 @@ private let avioSeek: @convention(c) (UnsafeMutableRawPointer?, Int64, Int32) ->
     return target
 }
 
-/// The first video stream of a file read through a `DemuxerByteSource`, decoded frame by frame and scaled to RGB.
-/// Blocking: it lives on the decoder's own thread and is used by it only.
+/// A file read through a `DemuxerByteSource`: its first video stream decoded frame by frame and scaled to RGB, and
+/// its sound (the best audio stream) decoded and resampled, both from one demuxer (each stream's packets wait in
+/// a queue of their own while the other is read). Blocking: it lives on the decoder's own thread and is used by it
+/// only.
 final class FrameReader {
     private let bridge: AVIOBridge
     private var format: UnsafeMutablePointer<AVFormatContext>?
@@ -63,6 +65,14 @@ final class FrameReader {
     private let timeBase: Double
     private let startTime: Int64
     private var draining = false
+    /// Packets read for one stream while the other was wanted, in order.
+    private var videoPackets: [UnsafeMutablePointer<AVPacket>?] = []
+    /// The sound stream, when the file has one and it is decoded (see `FrameReader+Sound.swift`).
+    var sound: SoundStream?
+    /// The demuxer reached the end of the file.
+    private var demuxEnded = false
+    /// False: video packets are dropped as they are read.
+    private let pictures: Bool
     /// Pixels across and down of the coded picture.
     let width: Int
     let height: Int
@@ -72,7 +82,10 @@ final class FrameReader {
     let containerDuration: Double?
 
     /// Opens the video: reads its header through `source` and sets up the decoder for its first video stream.
-    init(source: any DemuxerByteSource) throws {
+    /// `soundFormat`: decode the sound too, resampled to it; `pictures` false: video packets are read past, not
+    /// decoded (sound only).
+    init(source: any DemuxerByteSource, soundFormat: SoundFormat? = nil, pictures: Bool = true) throws {
+        self.pictures = pictures
         bridge = AVIOBridge(source: source)
         var why = [CChar](repeating: 0, count: 512)
         guard stories_ffmpeg_load(&why, why.count) == 1 else {
@@ -175,9 +188,14 @@ final class FrameReader {
         guard width > 0, height > 0 else {
             throw VideoDecodeError("the video has no picture size")
         }
+        if let soundFormat {
+            sound = SoundStream(format: opened, videoStream: index, origin: Double(startTime) * timeBase, output: soundFormat)
+        }
     }
 
     deinit {
+        Self.free(&videoPackets)
+        sound?.close()
         av_packet_free(&packet)
         avcodec_free_context(&codec)
         var io = format?.pointee.pb
@@ -206,7 +224,7 @@ final class FrameReader {
 
     /// Decodes the next frame into `frame` and returns its time in seconds; nil at the end of the video.
     func decode(into frame: UnsafeMutablePointer<AVFrame>) throws -> Double? {
-        guard let codec, let packet, let format else { return nil }
+        guard let codec else { return nil }
         while true {
             let received = avcodec_receive_frame(codec, frame)
             if received == 0 {
@@ -219,49 +237,95 @@ final class FrameReader {
                 throw VideoDecodeError("the video's data is damaged (\(Self.message(received)))")
             }
             if draining { return nil }
+            if let next = try nextPacket(video: true) {
+                var queued: UnsafeMutablePointer<AVPacket>? = next
+                let sent = avcodec_send_packet(codec, next)
+                av_packet_free(&queued)
+                if sent < 0, sent != stories_averror_eagain() {
+                    throw VideoDecodeError("the video's data is damaged (\(Self.message(sent)))")
+                }
+            } else {
+                draining = true
+                avcodec_send_packet(codec, nil)
+            }
+        }
+    }
+
+    /// The next packet of the video (`video`) or of the sound, from its queue or the demuxer (packets of the other
+    /// stream read on the way are queued for it); nil at the end of the file. The caller frees it.
+    func nextPacket(video: Bool) throws -> UnsafeMutablePointer<AVPacket>? {
+        while true {
+            if video, !videoPackets.isEmpty { return videoPackets.removeFirst() }
+            if !video, let queued = sound?.takePacket() { return queued }
+            guard !demuxEnded, let format, let packet else { return nil }
             let read = av_read_frame(format, packet)
             if read < 0 {
                 if let failure = bridge.failure { throw VideoDecodeError("cannot read the video: \(failure)") }
                 guard read == stories_averror_eof() else {
                     throw VideoDecodeError("cannot read the video (\(Self.message(read)))")
                 }
-                draining = true
-                avcodec_send_packet(codec, nil)
+                demuxEnded = true
+                return nil
+            }
+            let index = packet.pointee.stream_index
+            guard index == streamIndex || (sound?.streamIndex == index) else {
+                av_packet_unref(packet)
                 continue
             }
-            defer { av_packet_unref(packet) }
-            guard packet.pointee.stream_index == streamIndex else { continue }
-            let sent = avcodec_send_packet(codec, packet)
-            if sent < 0, sent != stories_averror_eagain() {
-                throw VideoDecodeError("the video's data is damaged (\(Self.message(sent)))")
+            guard let copy = av_packet_alloc() else { throw VideoDecodeError("out of memory") }
+            av_packet_move_ref(copy, packet)
+            if index == streamIndex {
+                if video { return copy }
+                if pictures {
+                    videoPackets.append(copy)
+                } else {
+                    var dropped: UnsafeMutablePointer<AVPacket>? = copy
+                    av_packet_free(&dropped)
+                }
+            } else {
+                if !video { return copy }
+                sound?.queuePacket(copy)
             }
         }
     }
 
+    /// Frees queued packets.
+    static func free(_ packets: inout [UnsafeMutablePointer<AVPacket>?]) {
+        for i in packets.indices { av_packet_free(&packets[i]) }
+        packets.removeAll()
+    }
+
+    /// Forgets what was read before a seek: queued packets, the decoders' state, the end of the file.
+    private func restart() {
+        Self.free(&videoPackets)
+        if let codec { avcodec_flush_buffers(codec) }
+        sound?.restart()
+        draining = false
+        demuxEnded = false
+    }
+
     /// Moves to the last key frame at or before `seconds`; the next decoded frames start there.
     func seek(to seconds: Double) throws {
-        guard let format, let codec else { return }
+        guard let format else { return }
         let stamp = startTime + Int64(Swift.max(0, seconds) / timeBase)
         let status = av_seek_frame(format, streamIndex, stamp, AVSEEK_FLAG_BACKWARD)
         if status < 0 {
             if let failure = bridge.failure { throw VideoDecodeError("cannot read the video: \(failure)") }
             throw VideoDecodeError("cannot seek in the video (\(Self.message(status)))")
         }
-        avcodec_flush_buffers(codec)
-        draining = false
+        restart()
     }
 
     /// Moves to run offset `offset` (where a key frame starts, as at an HLS segment's start); the next decoded
     /// frames start there.
     func seek(toByte offset: Int64) throws {
-        guard let format, let codec else { return }
+        guard let format else { return }
         let status = av_seek_frame(format, -1, offset, AVSEEK_FLAG_BYTE)
         if status < 0 {
             if let failure = bridge.failure { throw VideoDecodeError("cannot read the video: \(failure)") }
             throw VideoDecodeError("cannot seek in the video (\(Self.message(status)))")
         }
-        avcodec_flush_buffers(codec)
-        draining = false
+        restart()
     }
 
     /// `frame` as an upright RGB picture fitting `box` (see `FrameConverter`).

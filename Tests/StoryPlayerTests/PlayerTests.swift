@@ -7,14 +7,14 @@ import Testing
 @testable import StoryPlayer
 
 extension SimulationSuites {
-    @Suite struct PlayerStubTests {
+    @Suite struct PlayerTests {
         /// 5 s of video at 80 kB/s of payload.
         static let video = MP4Fixture.file(duration: 5, payload: 400_000)
 
         private func play(_ sim: Simulation, _ path: String, events: EventRecorder = EventRecorder()) async throws
             -> PlaybackStatus
         {
-            let player = PlayerStub(
+            let player = Player(
                 loader: sim.loader, url: sim.origin.url(path), storyID: path, clock: sim.clock, onEvent: events.handler)
             return try await sim.run { await player.run() }
         }
@@ -82,7 +82,7 @@ extension SimulationSuites {
         @Test func nonMP4MediaUseThePlaylistDuration() async throws {
             let sim = try await Simulation(profile: .unlimited)
             sim.origin.set(OriginResource(bytes: [UInt8](repeating: 0x47, count: 100_000), contentType: "video/mp2t"), at: "/a.ts")
-            let player = PlayerStub(loader: sim.loader, url: sim.origin.url("a.ts"), storyID: "ts", clock: sim.clock,
+            let player = Player(loader: sim.loader, url: sim.origin.url("a.ts"), storyID: "ts", clock: sim.clock,
                 fallbackDuration: 2)
             let status = try await sim.run { await player.run() }
             #expect(status.state == .finished)
@@ -94,7 +94,7 @@ extension SimulationSuites {
         @Test func aPausedPlayerHoldsItsPosition() async throws {
             let sim = try await Simulation(profile: .unlimited)
             sim.origin.set(OriginResource(bytes: Self.video), at: "/v.mp4")
-            let player = PlayerStub(loader: sim.loader, url: sim.origin.url("v.mp4"), storyID: "p", clock: sim.clock)
+            let player = Player(loader: sim.loader, url: sim.origin.url("v.mp4"), storyID: "p", clock: sim.clock)
             let status = try await sim.run { () async -> PlaybackStatus in
                 let task = Task { await player.run() }
                 // Once playing, play 1 s, pause for 10 s, then resume.
@@ -143,7 +143,7 @@ extension SimulationSuites {
             faults.holdHead = true
             sim.origin.setFaults(faults)
             let origin = sim.origin
-            let player = PlayerStub(
+            let player = Player(
                 loader: sim.loader, url: sim.origin.url("v.mp4"), storyID: "v", clock: sim.clock,
                 onEvent: { event in
                     if case .firstFrame = event { origin.resumePaused() }

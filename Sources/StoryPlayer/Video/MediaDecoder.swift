@@ -2,10 +2,11 @@ import CFFmpeg
 import Foundation
 import MediaCache
 
-/// Decodes a story's video on a thread of its own (libav calls block) and keeps the frame for the playhead: the
-/// player moves the target time, the decoder decodes up to it, shows the last frame that is due and drops the ones
-/// a later frame overtook (never queued). Every byte comes through `MediaLoader`.
-public final class VideoDecoder: @unchecked Sendable {
+/// Decodes a story's video and sound on a thread of its own (libav calls block), from one demuxer, and keeps the
+/// frame for the playhead: the player moves the target time, the decoder decodes up to it, shows the last frame
+/// that is due and drops the ones a later frame overtook (never queued). Sound is decoded a little ahead of the
+/// playhead into a `SoundQueue` the sound output reads. Every byte comes through `MediaLoader`.
+public final class MediaDecoder: @unchecked Sendable {
     struct Shared {
         var target: Double = 0
         var seekTarget: Double?
@@ -18,22 +19,41 @@ public final class VideoDecoder: @unchecked Sendable {
         var cadence: FrameCadence?
         /// Bumped by every change the thread must look at.
         var wake = 0
+        /// The story's sound, once the file is open and when it has sound that is decoded.
+        var sound: SoundQueue?
+        /// True once the file is open (whether it has sound is known).
+        var opened = false
     }
 
     private let source: PartsByteSource
     private let media: MediaRun
+    /// What sound is resampled to; nil: sound is not decoded.
+    private let soundFormat: SoundFormat?
+    /// False: only the sound is decoded (no picture is shown).
+    public let decodesPictures: Bool
     private let condition = NSCondition()
     private var shared: Shared
 
     /// A decoder of `url` (cached under `key`, `length` bytes), scaling frames to fit `box` pixels (a cell of the
     /// stories screen is two pixels tall).
-    public convenience init(loader: MediaLoader, url: URL, key: CacheKey, length: Int64, box: (width: Int, height: Int)) {
-        self.init(loader: loader, run: MediaRun(MediaParts(url: url, key: key, length: length)), box: box)
+    /// `soundFormat`: decode the sound too, resampled to it.
+    public convenience init(
+        loader: MediaLoader, url: URL, key: CacheKey, length: Int64, box: (width: Int, height: Int),
+        soundFormat: SoundFormat? = nil, pictures: Bool = true
+    ) {
+        self.init(
+            loader: loader, run: MediaRun(MediaParts(url: url, key: key, length: length)), box: box,
+            soundFormat: soundFormat, pictures: pictures)
     }
 
     /// A decoder of the run of bytes `run` (an HLS story's segments one after another, which may switch variant).
-    init(loader: MediaLoader, run: MediaRun, box: (width: Int, height: Int)) {
+    init(
+        loader: MediaLoader, run: MediaRun, box: (width: Int, height: Int), soundFormat: SoundFormat? = nil,
+        pictures: Bool = true
+    ) {
         media = run
+        self.soundFormat = soundFormat
+        decodesPictures = pictures
         source = PartsByteSource(loader: loader, run: run)
         shared = Shared(box: box)
     }
@@ -86,6 +106,10 @@ public final class VideoDecoder: @unchecked Sendable {
     public var failure: VideoDecodeError? { locked { $0.failure } }
     /// Bytes the decoder read through the loader.
     public var bytesRead: Int64 { source.bytesRead }
+    /// The story's decoded sound: nil until the file is open, and when it has none (or sound is not decoded).
+    public var sound: SoundQueue? { locked { $0.sound } }
+    /// True once the file is open: `sound` then says whether the story has sound.
+    public var isOpen: Bool { locked { $0.opened } }
 
     private func locked<T>(_ body: (inout Shared) -> T) -> T {
         condition.lock()
@@ -112,16 +136,25 @@ public final class VideoDecoder: @unchecked Sendable {
 
     private func run() {
         do {
-            try decodeLoop(try FrameReader(source: source))
+            let reader = try FrameReader(source: source, soundFormat: soundFormat, pictures: decodesPictures)
+            let sound = reader.sound.map { _ in SoundQueue(format: soundFormat ?? .standard) }
+            locked { s in
+                s.sound = sound
+                s.opened = true
+            }
+            try decodeLoop(reader, sound: sound)
         } catch {
             let stopped = locked { $0.stopped }
             guard !stopped else { return }
             let failure = (error as? VideoDecodeError) ?? VideoDecodeError("cannot read the video: \(error)")
-            locked { $0.failure = failure }
+            locked { s in
+                s.failure = failure
+                s.opened = true
+            }
         }
     }
 
-    private func decodeLoop(_ reader: FrameReader) throws {
+    private func decodeLoop(_ reader: FrameReader, sound: SoundQueue?) throws {
         let cadence = FrameCadence(framesPerSecond: reader.framesPerSecond)
         locked { $0.cadence = cadence }
         guard let pending = av_frame_alloc(), let due = av_frame_alloc() else { throw VideoDecodeError("out of memory") }
@@ -137,6 +170,7 @@ public final class VideoDecoder: @unchecked Sendable {
         var sequence = 0
         var seen = -1
         var lookAgain = false
+        var soundOver = sound == nil
         while true {
             // Right after the first frame the target may already be further on: look again before waiting.
             let state = lookAgain ? locked { $0 } : waitForChange(since: seen)
@@ -157,13 +191,15 @@ public final class VideoDecoder: @unchecked Sendable {
                 pendingTime = nil
                 ended = false
                 skippingTo = seek
+                sound?.reset()
+                soundOver = false
             }
             // Decode up to the target: the last frame due wins, frames it overtook are dropped.
             let target = state.target
             var dueTime: Double?
             var dropped = 0
             var skipped = 0
-            while !ended {
+            while !ended, decodesPictures {
                 if pendingTime == nil {
                     pendingTime = try reader.decode(into: pending)
                     if pendingTime == nil {
@@ -204,7 +240,30 @@ public final class VideoDecoder: @unchecked Sendable {
             } else if skipped > 0 {
                 locked { $0.counts.skipped += skipped }
             }
+            if let sound, !soundOver { soundOver = decodeSound(reader, into: sound, around: target) }
         }
+    }
+
+    /// Seconds of sound decoded ahead of the playhead: more than the device holds and a tick, so it never runs dry
+    /// while the bytes are there.
+    static let soundAhead = 0.5
+
+    /// Decodes sound until `soundAhead` past `target` and forgets what is well behind it; true when the sound is
+    /// over (its end, or data its decoder cannot read: the story goes on without it).
+    private func decodeSound(_ reader: FrameReader, into sound: SoundQueue, around target: Double) -> Bool {
+        sound.trim(before: target - 1)
+        do {
+            while (sound.decodedThrough ?? -.infinity) < target + Self.soundAhead {
+                guard let stream = reader.sound, try stream.decode(from: reader, into: sound) else {
+                    sound.markEnded()
+                    return true
+                }
+            }
+        } catch {
+            sound.markEnded()
+            return true
+        }
+        return false
     }
 
     /// A frame is due this close before its time (half a millisecond of rounding in the playhead).

@@ -3,10 +3,12 @@ import MediaCache
 import MediaFormats
 import NIOConcurrencyHelpers
 
-/// A player that consumes bytes the way AVPlayer's resource loader asks for them: content information, then the
-/// file's header (MP4, fragmented MP4, WebM; a photo whole), then the payload at its real rate (payload bytes / duration), reading ahead and stalling when the
-/// data does not keep up. Time comes from the injected clock.
-public final class PlayerStub: Sendable {
+/// A story's player. It consumes bytes the way AVPlayer's resource loader asks for them: content information, then
+/// the file's header (MP4, fragmented MP4, WebM; a photo whole), then the payload at its real rate (payload bytes /
+/// duration), reading ahead and stalling when the data does not keep up. It decodes the picture and the sound from
+/// those bytes and plays the sound on the session's `SoundOutput`; while sound is heard the audio clock drives the
+/// playhead, otherwise the injected clock does. The decisions are `PlaybackMachine`'s; this class runs the threads.
+public final class Player: Sendable {
     let loader: MediaLoader
     let url: URL
     /// The cache key the video lives under.
@@ -20,12 +22,21 @@ public final class PlayerStub: Sendable {
     let throughput: ThroughputEstimate?
     let onEvent: @Sendable (PlayerEvent) -> Void
     let storyID: String
+    /// Where sound goes; nil: the story plays silent.
+    let sound: SoundOutput?
+    /// This player's name on the sound output.
+    let soundID = Player.nextSoundID.withLockedValue { id in
+        id += 1
+        return id
+    }
+    private static let nextSoundID = NIOLockedValueBox(0)
     struct Shared {
+        var muted = false
         var status = PlaybackStatus()
         var paused = false
         var downloadedEnd: Int64 = 0
         var failure: String?
-        var decoder: VideoDecoder?
+        var decoder: MediaDecoder?
         var box: (width: Int, height: Int)
         var seekBy: Double = 0
         var run: MediaRun?
@@ -38,8 +49,9 @@ public final class PlayerStub: Sendable {
         loader: MediaLoader, url: URL, cacheKey: CacheKey? = nil, storyID: String, clock: PlaybackClock,
         configuration: PlayerConfiguration = PlayerConfiguration(), fallbackDuration: Double? = nil,
         partKey: @escaping @Sendable (URL) -> CacheKey = { CacheKey(url: $0) }, throughput: ThroughputEstimate? = nil,
-        onEvent: @escaping @Sendable (PlayerEvent) -> Void = { _ in }
+        sound: SoundOutput? = nil, muted: Bool = false, onEvent: @escaping @Sendable (PlayerEvent) -> Void = { _ in }
     ) {
+        self.sound = sound
         self.partKey = partKey
         self.throughput = throughput
         self.loader = loader
@@ -50,8 +62,13 @@ public final class PlayerStub: Sendable {
         self.configuration = configuration
         self.fallbackDuration = fallbackDuration
         self.onEvent = onEvent
-        shared = NIOLockedValueBox(Shared(box: (configuration.pictureWidth, configuration.pictureHeight)))
+        var initial = Shared(box: (configuration.pictureWidth, configuration.pictureHeight))
+        initial.muted = muted
+        shared = NIOLockedValueBox(initial)
     }
+
+    /// Mutes or unmutes the story's sound (the playhead then follows the system clock, or the audio clock again).
+    public func setMuted(_ muted: Bool) { shared.withLockedValue { $0.muted = muted } }
 
     /// The current status.
     public var status: PlaybackStatus { shared.withLockedValue { $0.status } }
@@ -70,7 +87,7 @@ public final class PlayerStub: Sendable {
 
     /// Scales later frames to fit `box` pixels (a display's picture area, two pixels per cell row).
     public func setPictureBox(_ box: (width: Int, height: Int)) {
-        let decoder = shared.withLockedValue { s -> VideoDecoder? in
+        let decoder = shared.withLockedValue { s -> MediaDecoder? in
             guard s.box != box else { return nil }
             s.box = box
             return s.decoder
@@ -176,10 +193,16 @@ public final class PlayerStub: Sendable {
             $0.cache = cache
             $0.duration = duration
         }
-        var decoder: VideoDecoder?
-        if configuration.decodesVideo {
+        var decoder: MediaDecoder?
+        // Sound is decoded whenever a device can play it (muted too: unmuting is then heard at once).
+        let soundFormat = sound.flatMap { output -> SoundFormat? in
+            if case .unavailable = output.availability { return nil }
+            return .standard
+        }
+        if configuration.decodesVideo || soundFormat != nil {
             let box = shared.withLockedValue { $0.box }
-            let video = VideoDecoder(loader: loader, run: run, box: box)
+            let video = MediaDecoder(
+                loader: loader, run: run, box: box, soundFormat: soundFormat, pictures: configuration.decodesVideo)
             shared.withLockedValue { $0.decoder = video }
             video.start()
             decoder = video
@@ -222,97 +245,100 @@ public final class PlayerStub: Sendable {
 
     private func play(
         _ run: MediaRun, duration: Double, start: Double, cache: CacheOutcome, generation: Int64?,
-        decoder: VideoDecoder?, switcher: HLSVariantSwitch?
+        decoder: MediaDecoder?, switcher: HLSVariantSwitch?
     ) async throws {
         var download = startDownload(run, from: run.parts.played.lowerBound, switcher: switcher)
-        defer { download.cancel() }
+        defer {
+            download.cancel()
+            sound?.stop(id: soundID)
+        }
         var tick = decoder == nil ? configuration.tick : Swift.min(configuration.tick, 0.02)
-        var last = clock.now
-        var stallStart: Double?
+        var lastReported: Double?
+        var machine = PlaybackMachine(
+            storyID: storyID, duration: duration, startThreshold: configuration.startThreshold, start: start,
+            status: status)
         while true {
             try Task.checkCancellation()
             let now = clock.now
-            let elapsed = now - last
-            last = now
-            let (paused, failure, seekBy) = shared.withLockedValue { s in
+            let (paused, failure, seekBy, muted) = shared.withLockedValue { s in
                 defer { s.seekBy = 0 }
-                return (s.paused, s.failure, s.seekBy)
+                return (s.paused, s.failure, s.seekBy, s.muted)
             }
             if versionChanged(since: generation) { throw PlayerError("the video changed at the origin") }
             if let failure = decoder?.failure { throw PlayerError("cannot decode the video: \(failure)") }
-            var status = self.status
-            if seekBy != 0, status.state != .loading {
-                status.position = Swift.max(0, Swift.min(duration - 0.001, status.position + seekBy))
-                decoder?.seek(to: status.position)
-                // Past what the download reached: it restarts where the new playhead's data starts (an HLS
-                // story's segment, from its key frame; what is cached there comes from the disk) instead of
-                // reading the gap.
-                let parts = run.parts
-                if parts.knownEnd <= status.position
-                    || parts.offset(at: status.position) > shared.withLockedValue({ $0.downloadedEnd })
-                {
-                    download.cancel()
-                    download = startDownload(run, at: status.position, switcher: switcher)
-                }
-            }
+            machine.setPaused(paused)
+            if seekBy != 0 { machine.seek(by: seekBy) }
             // The check against the origin runs beside playback: show when it could not reach the origin.
-            if loader.isOffline(key) { status.cache = .offline }
-            let buffered = bufferedSeconds(at: status.position, in: run.parts)
-            // Grows as an HLS story learns its segments' lengths.
-            status.contentLength = run.estimatedLength
-            let bufferedToEnd = status.position + buffered >= duration - 1e-6
-            switch status.state {
-            case .loading:
-                // With video, the first frame must be decoded too.
-                if buffered >= configuration.startThreshold || bufferedToEnd, decoder.map({ $0.frame != nil }) ?? true {
-                    status.state = paused ? .paused : .playing
-                    status.startupMs = Int(((now - start) * 1000).rounded())
-                    onEvent(
-                        .firstFrame(
-                            id: storyID, startupMs: status.startupMs ?? 0, cache: status.cache ?? cache, duration: duration))
-                }
-            case .playing, .paused:
-                if paused {
-                    status.state = .paused
-                    break
-                }
-                status.state = .playing
-                let advance = Swift.min(elapsed, buffered)
-                status.position = Swift.min(duration, status.position + advance)
-                if status.position >= duration - 1e-6 {
-                    status.state = .finished
-                } else if advance < elapsed || buffered - advance <= 0 {
-                    status.state = .stalled
-                    status.stalls += 1
-                    stallStart = now
-                    onEvent(.stall(id: storyID, positionMs: Int(status.position * 1000)))
-                }
-            case .stalled:
-                if !paused { status.stallSeconds += elapsed }
-                if buffered >= configuration.startThreshold || bufferedToEnd {
-                    status.state = .playing
-                    onEvent(.stallEnd(id: storyID, durationMs: Int(((now - (stallStart ?? now)) * 1000).rounded())))
-                }
-            case .finished, .failed:
-                break
+            machine.update { status in
+                if loader.isOffline(key) { status.cache = .offline }
+                // Grows as an HLS story learns its segments' lengths.
+                status.contentLength = run.estimatedLength
             }
-            if let failure, buffered <= 0, status.state != .finished {
+            let queue = decoder?.sound
+            let story = storySound(decoder: decoder, queue: queue, muted: muted)
+            let reading: SoundReading? = story == .playing
+                ? (machine.soundPlaying ? sound?.reading(id: soundID) : .waiting) : nil
+            let seen = PlaybackMachine.Observation(
+                now: now, buffered: bufferedSeconds(at: machine.status.position, in: run.parts),
+                firstFrameReady: decoder.map { !$0.decodesPictures || $0.frame != nil } ?? true, sound: reading)
+            for action in machine.tick(seen) {
+                switch action {
+                case .emit(let event):
+                    onEvent(event)
+                case .seek(let position):
+                    decoder?.seek(to: position)
+                    // Past what the download reached: it restarts where the new playhead's data starts (an HLS
+                    // story's segment, from its key frame; what is cached there comes from the disk) instead of
+                    // reading the gap.
+                    let parts = run.parts
+                    if parts.knownEnd <= position
+                        || parts.offset(at: position) > shared.withLockedValue({ $0.downloadedEnd })
+                    {
+                        download.cancel()
+                        download = startDownload(run, at: position, switcher: switcher)
+                    }
+                case .startSound(let position):
+                    if let queue { sound?.play(queue, from: position, id: soundID) }
+                case .stopSound:
+                    sound?.stop(id: soundID)
+                }
+            }
+            let position = machine.status.position
+            let after = bufferedSeconds(at: position, in: run.parts)
+            if let failure, after <= 0, machine.status.state != .finished {
                 throw PlayerError(failure)
             }
-            let after = bufferedSeconds(at: status.position, in: run.parts)
-            status.bufferedSeconds = after
-            if let decoder {
-                decoder.show(at: status.position)
-                status.frames = decoder.counts
-                status.frameInterval = decoder.cadence?.interval
+            machine.update { status in
+                status.bufferedSeconds = after
+                status.sound = story
+                if let decoder {
+                    status.frames = decoder.counts
+                    status.frameInterval = decoder.cadence?.interval
+                }
+            }
+            decoder?.show(at: position)
+            if configuration.reportsFrames, let time = decoder?.frame?.time, time != lastReported {
+                lastReported = time
+                onEvent(.frame(id: storyID, timeMs: Int((time * 1000).rounded())))
             }
             // Twice a shown frame: each frame is due at a tick, at an even beat.
-            if let interval = status.frameInterval, interval > 0 { tick = Swift.min(tick, interval / 2) }
-            let final = status
+            if let interval = machine.status.frameInterval, interval > 0 { tick = Swift.min(tick, interval / 2) }
+            let final = machine.status
             update { $0 = final }
             if final.state == .finished { return }
             try await clock.sleep(until: now + tick)
         }
+    }
+
+    /// Whether the story's sound can be heard now, for the machine and the header.
+    private func storySound(decoder: MediaDecoder?, queue: SoundQueue?, muted: Bool) -> StorySound {
+        guard let sound, let decoder else { return .off }
+        if case .unavailable = sound.availability { return .off }
+        guard decoder.isOpen else { return .unknown }
+        guard queue != nil else { return .silent }
+        if muted { return .muted }
+        if case .opening = sound.availability { return .unknown }
+        return .playing
     }
 
     /// Seconds of media available from the playhead at `position` on (contiguous), from disk or from a

@@ -3,7 +3,7 @@ import MediaCache
 import MediaFormats
 
 /// How long a story plays and where its payload lies, read from the file before playing it.
-extension PlayerStub {
+extension Player {
     /// A photo story's seconds when the playlist gives none (Instagram's default).
     static let photoSeconds = 5.0
 
