@@ -15,7 +15,7 @@ extension StoriesRenderer {
         let header = "#".padded(to: 3) + "Story".padded(to: titleWidth) + " " + "Plays".leftPadded(to: playsWidth)
             + " " + "Cached".leftPadded(to: cachedWidth) + " " + "State"
         grid.put(header, x: left, y: y + 1, style: CellStyle(dim: true), maxWidth: inner)
-        let totalsRows = 7
+        let totalsRows = 8
         let listRows = Swift.max(1, height - 2 - totalsRows)
         let stories = snapshot.stories
         let first = Swift.max(0, Swift.min((snapshot.current ?? 0) - listRows / 2, stories.count - listRows))

@@ -178,7 +178,7 @@ public struct StoriesRenderer {
         let pauseLabel = snapshot.paused ? "resume" : "pause"
         let keys: [(String, String)] = [
             (glyphs.keys.previous, "prev"), (glyphs.keys.next, "next"), ("space", pauseLabel), (", .", "seek"),
-            ("m", snapshot.muted ? "unmute" : "mute"), ("r", "replay"), ("c", screen.paneOpen ? "hide cache" : "cache"),
+            ("r", "replay"), ("c", screen.paneOpen ? "hide cache" : "cache"), ("m", snapshot.muted ? "unmute" : "mute"),
             ("1-9", "story"),
         ]
         let always: [(String, String)] = [("?", "help"), ("q", "quit")]

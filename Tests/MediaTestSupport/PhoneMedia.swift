@@ -179,4 +179,31 @@ public struct PhoneMedia {
         try ffmpeg("clip.ts", ["-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=2", "-c:v", "libx264", "-pix_fmt", "yuv420p"])
         return "clip.ts"
     }
+
+    /// 2 s of picture with a `hertz` tone encoded with `codec` (aac, libopus, libmp3lame) into `container` (mp4,
+    /// webm, mkv); Opus and AAC start with priming samples the decoder leaves out.
+    public func toneClip(hertz: Int, codec: String, container: String) throws -> String {
+        let name = "tone-\(codec).\(container)"
+        let video = container == "webm" ? ["-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8"]
+            : ["-c:v", "libx264", "-pix_fmt", "yuv420p", "-preset", "ultrafast"]
+        try ffmpeg(name, [
+            "-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=2",
+            "-f", "lavfi", "-i", "sine=f=\(hertz):d=2:sample_rate=44100",
+        ] + video + ["-c:a", codec, "-b:a", "64k", "-shortest"])
+        return name
+    }
+
+    /// `seconds` of black picture with a white frame and a 1 kHz beep (0.1 s) at the same instant every second
+    /// from 1 s on: what lines a picture up with its sound.
+    public func flashesAndBeeps(seconds: Int = 5) throws -> String {
+        try ffmpeg("flash-beep.mp4", [
+            "-f", "lavfi", "-i",
+            "color=black:s=160x120:r=25:d=\(seconds),geq=lum='if(gte(T,1)*lt(mod(T,1),0.04),235,16)':cb=128:cr=128",
+            "-f", "lavfi", "-i",
+            "aevalsrc='if(gte(t,1)*lt(mod(t,1),0.1),0.5*sin(2*PI*1000*t),0)':s=48000:d=\(seconds)",
+            "-c:v", "libx264", "-pix_fmt", "yuv420p", "-preset", "ultrafast", "-g", "25", "-c:a", "aac", "-b:a", "96k",
+            "-shortest", "-movflags", "+faststart",
+        ])
+        return "flash-beep.mp4"
+    }
 }

@@ -195,3 +195,44 @@ func row(_ grid: CellGrid, containing needle: String) -> Int? {
         #expect(KeyMap.action(for: .click(x: 99, y: 29), width: 100) == .command(.next))
     }
 }
+
+/// The sound's state where a viewer looks for it: the header, the keys, the help and the cache pane.
+struct SoundDisplayTests {
+    static func snapshot(sound: StorySound, muted: Bool = false, availability: SoundAvailability? = .ready("PulseAudio"))
+        -> SessionSnapshot
+    {
+        var status = PlaybackStatus()
+        status.state = .playing
+        status.duration = 5
+        status.sound = sound
+        return SessionSnapshot(
+            title: "Demo", stories: [StoryRow(id: "a", title: "A")], current: 0, status: status, muted: muted,
+            sound: availability)
+    }
+
+    @Test func theHeaderSaysWhetherTheStoryIsHeard() {
+        let cases: [(StorySound, String)] = [(.playing, "♪ sound"), (.muted, "muted"), (.silent, "no sound"), (.off, "no sound")]
+        for (sound, word) in cases {
+            let grid = StoriesRenderer.render(StoriesScreen(snapshot: Self.snapshot(sound: sound)), width: 100, height: 24)
+            #expect(grid.lines[1].contains(word), "\(sound): \(grid.lines[1])")
+        }
+        let ascii = StoriesRenderer.render(
+            StoriesScreen(snapshot: Self.snapshot(sound: .playing), unicode: false), width: 100, height: 24)
+        #expect(ascii.lines[1].contains("sound") && !ascii.lines[1].contains("♪"))
+    }
+
+    @Test func mIsListedAndThePaneSaysWhereSoundGoesOrWhyNot() {
+        let muted = StoriesRenderer.render(
+            StoriesScreen(snapshot: Self.snapshot(sound: .muted, muted: true), paneOpen: true), width: 140, height: 30)
+        #expect(muted.lines[29].contains("m unmute"), "\(muted.lines[29])")
+        #expect(muted.lines.contains { $0.contains("Sound") && $0.contains("PulseAudio, muted (m)") })
+        let none = StoriesRenderer.render(
+            StoriesScreen(
+                snapshot: Self.snapshot(sound: .off, availability: .unavailable("no sound server (Connection refused)")),
+                paneOpen: true), width: 140, height: 30)
+        #expect(none.lines.contains { $0.contains("off: no sound server (Connection refused)") })
+        let help = StoriesRenderer.render(
+            StoriesScreen(snapshot: Self.snapshot(sound: .playing), helpOpen: true), width: 100, height: 24)
+        #expect(help.lines.contains { $0.contains("mute / unmute the sound") })
+    }
+}

@@ -154,3 +154,92 @@ import Testing
         await rig.close()
     }
 }
+
+/// The sound comes out of the same bytes as the picture, on the picture's timeline.
+@Suite(.serialized, .decodesOnWallClock) struct SoundDecodingTests {
+    /// The dominant frequency of `samples` (mono), by zero crossings.
+    static func frequency(_ samples: [Int16], rate: Int) -> Double {
+        let crossings = zip(samples, samples.dropFirst()).filter { ($0 < 0) != ($1 < 0) }.count
+        return Double(crossings) / 2 / (Double(samples.count) / Double(rate))
+    }
+
+    /// Reads `seconds` of the queue from `start` on, left channel only.
+    static func left(of queue: SoundQueue, from start: Double, seconds: Double) -> [Int16] {
+        var cursor = queue.frame(at: start)
+        var buffer = [Int16](repeating: 0, count: Int(seconds * Double(queue.format.rate)) * queue.format.channels)
+        _ = buffer.withUnsafeMutableBufferPointer { queue.read(at: &cursor, into: $0) }
+        return stride(from: 0, to: buffer.count, by: queue.format.channels).map { buffer[$0] }
+    }
+
+    @Test(arguments: [("bars.mp4", 440.0), ("hls/v0/seg0.ts", 988.0)])
+    func eachStorysToneIsDecodedFromItsStart(file: String, hertz: Double) async throws {
+        let rig = try await VideoDecoderTests.Rig()
+        let url = rig.origin.url(file)
+        let info = try await rig.loader.contentInformation(for: url, key: CacheKey(url: url))
+        let decoder = MediaDecoder(
+            loader: rig.loader, url: url, key: CacheKey(url: url), length: try #require(info.contentLength),
+            box: (32, 18), soundFormat: .standard)
+        decoder.start()
+        defer { decoder.stop() }
+        decoder.show(at: 0)
+        #expect(await eventually { (decoder.sound?.decodedThrough ?? 0) >= 0.45 || decoder.failure != nil })
+        #expect(decoder.failure == nil)
+        let queue = try #require(decoder.sound)
+        // The first sound is at the picture's start (a TS segment's clock starts near 1.4 s, AAC's priming samples
+        // are left out): within a frame of 0, never a second or more off.
+        let head = Self.left(of: queue, from: 0, seconds: 0.4)
+        let firstSound = try #require(head.firstIndex { abs($0) > 500 })
+        #expect(Double(firstSound) / 48_000 < 0.04)
+        let tone = Self.frequency(Array(head[4800...]), rate: 48_000)
+        #expect(abs(tone - hertz) < hertz * 0.02, "heard \(tone) Hz")
+        await rig.close()
+    }
+
+    /// A decoder of `file` in `media`'s folder, decoding sound too, and its rig.
+    static func decoder(_ media: PhoneMedia, _ file: String) async throws -> (VideoDecoderTests.Rig, MediaDecoder) {
+        let rig = try await VideoDecoderTests.Rig(root: media.folder)
+        let url = rig.origin.url(file)
+        let info = try await rig.loader.contentInformation(for: url, key: CacheKey(url: url))
+        let decoder = MediaDecoder(
+            loader: rig.loader, url: url, key: CacheKey(url: url), length: try #require(info.contentLength),
+            box: (32, 18), soundFormat: .standard)
+        return (rig, decoder)
+    }
+
+    @Test(arguments: [("aac", "mp4"), ("libopus", "webm"), ("libmp3lame", "mkv")])
+    func phoneCodecsAreHeardAtTheirPitch(codec: String, container: String) async throws {
+        guard let media = try PhoneMedia.make() else {
+            if PhoneMedia.required { Issue.record("\(PhoneMedia.missing), and STORIES_REQUIRE_E2E=1 requires it") }
+            return
+        }
+        defer { media.remove() }
+        let (rig, decoder) = try await Self.decoder(media, try media.toneClip(hertz: 660, codec: codec, container: container))
+        decoder.start()
+        decoder.show(at: 0)
+        #expect(await eventually { (decoder.sound?.decodedThrough ?? 0) >= 0.45 || decoder.failure != nil })
+        #expect(decoder.failure == nil)
+        let queue = try #require(decoder.sound)
+        let head = Self.left(of: queue, from: 0, seconds: 0.4)
+        let firstSound = try #require(head.firstIndex { abs($0) > 500 })
+        #expect(Double(firstSound) / 48_000 < 0.04, "\(codec): sound starts at \(Double(firstSound) / 48_000) s")
+        let tone = Self.frequency(Array(head[4800...]), rate: 48_000)
+        #expect(abs(tone - 660) < 660 * 0.02, "\(codec): heard \(tone) Hz")
+        decoder.stop()
+        await rig.close()
+    }
+
+    @Test func aStoryWithoutSoundSaysSo() async throws {
+        guard let media = try PhoneMedia.make() else {
+            if PhoneMedia.required { Issue.record("\(PhoneMedia.missing), and STORIES_REQUIRE_E2E=1 requires it") }
+            return
+        }
+        defer { media.remove() }
+        let (rig, decoder) = try await Self.decoder(media, try media.sixtyFPS())
+        decoder.start()
+        #expect(await eventually { decoder.isOpen })
+        #expect(decoder.failure == nil)
+        #expect(decoder.sound == nil)
+        decoder.stop()
+        await rig.close()
+    }
+}

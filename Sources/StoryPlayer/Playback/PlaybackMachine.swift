@@ -94,9 +94,10 @@ struct PlaybackMachine {
             }
             status.state = .playing
             var clock = elapsed
-            if soundPlaying, let reading = seen.sound {
-                switch reading {
+            if let reading = seen.sound, !soundOver {
+                switch soundPlaying ? reading : .waiting {
                 case .playing(let heard): clock = Swift.max(0, heard - status.position)
+                // Sound that is about to start (or still behind what the device played before) holds the picture.
                 case .waiting: clock = 0
                 case .ended: soundOver = true
                 }

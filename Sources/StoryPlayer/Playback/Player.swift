@@ -201,8 +201,17 @@ public final class Player: Sendable {
         }
         if configuration.decodesVideo || soundFormat != nil {
             let box = shared.withLockedValue { $0.box }
+            var onFrame: (@Sendable (Double) -> Void)?
+            if configuration.reportsFrames {
+                let id = storyID
+                let report = onEvent
+                onFrame = { (time: Double) -> Void in
+                    report(PlayerEvent.frame(id: id, timeMs: Int((time * 1000).rounded())))
+                }
+            }
             let video = MediaDecoder(
-                loader: loader, run: run, box: box, soundFormat: soundFormat, pictures: configuration.decodesVideo)
+                loader: loader, run: run, box: box, soundFormat: soundFormat, pictures: configuration.decodesVideo,
+                onFrame: onFrame)
             shared.withLockedValue { $0.decoder = video }
             video.start()
             decoder = video
@@ -253,7 +262,6 @@ public final class Player: Sendable {
             sound?.stop(id: soundID)
         }
         var tick = decoder == nil ? configuration.tick : Swift.min(configuration.tick, 0.02)
-        var lastReported: Double?
         var machine = PlaybackMachine(
             storyID: storyID, duration: duration, startThreshold: configuration.startThreshold, start: start,
             status: status)
@@ -317,16 +325,17 @@ public final class Player: Sendable {
                 }
             }
             decoder?.show(at: position)
-            if configuration.reportsFrames, let time = decoder?.frame?.time, time != lastReported {
-                lastReported = time
-                onEvent(.frame(id: storyID, timeMs: Int((time * 1000).rounded())))
-            }
             // Twice a shown frame: each frame is due at a tick, at an even beat.
             if let interval = machine.status.frameInterval, interval > 0 { tick = Swift.min(tick, interval / 2) }
             let final = machine.status
             update { $0 = final }
             if final.state == .finished { return }
-            try await clock.sleep(until: now + tick)
+            // The next frame is due before the next tick: wake when it is, so it is shown on time.
+            var wait = tick
+            if final.state == .playing, let upcoming = decoder?.upcoming, upcoming > position {
+                wait = Swift.max(0.001, Swift.min(wait, upcoming - position))
+            }
+            try await clock.sleep(until: now + wait)
         }
     }
 

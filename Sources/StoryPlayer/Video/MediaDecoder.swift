@@ -23,6 +23,8 @@ public final class MediaDecoder: @unchecked Sendable {
         var sound: SoundQueue?
         /// True once the file is open (whether it has sound is known).
         var opened = false
+        /// The time of the next frame to show, once decoded.
+        var upcoming: Double?
     }
 
     private let source: PartsByteSource
@@ -31,6 +33,8 @@ public final class MediaDecoder: @unchecked Sendable {
     private let soundFormat: SoundFormat?
     /// False: only the sound is decoded (no picture is shown).
     public let decodesPictures: Bool
+    /// Told the time of each new picture as it becomes the one shown (on the decoding thread).
+    private let onFrame: (@Sendable (Double) -> Void)?
     private let condition = NSCondition()
     private var shared: Shared
 
@@ -49,8 +53,9 @@ public final class MediaDecoder: @unchecked Sendable {
     /// A decoder of the run of bytes `run` (an HLS story's segments one after another, which may switch variant).
     init(
         loader: MediaLoader, run: MediaRun, box: (width: Int, height: Int), soundFormat: SoundFormat? = nil,
-        pictures: Bool = true
+        pictures: Bool = true, onFrame: (@Sendable (Double) -> Void)? = nil
     ) {
+        self.onFrame = onFrame
         media = run
         self.soundFormat = soundFormat
         decodesPictures = pictures
@@ -108,6 +113,8 @@ public final class MediaDecoder: @unchecked Sendable {
     public var bytesRead: Int64 { source.bytesRead }
     /// The story's decoded sound: nil until the file is open, and when it has none (or sound is not decoded).
     public var sound: SoundQueue? { locked { $0.sound } }
+    /// The time of the next frame to show, once it is decoded: when the player's next tick is due.
+    public var upcoming: Double? { locked { $0.upcoming } }
     /// True once the file is open: `sound` then says whether the story has sound.
     public var isOpen: Bool { locked { $0.opened } }
 
@@ -237,9 +244,12 @@ public final class MediaDecoder: @unchecked Sendable {
                     s.counts.dropped += dropped
                     s.counts.skipped += skipped
                 }
+                onFrame?(time)
             } else if skipped > 0 {
                 locked { $0.counts.skipped += skipped }
             }
+            let next = pendingTime
+            locked { $0.upcoming = next }
             if let sound, !soundOver { soundOver = decodeSound(reader, into: sound, around: target) }
         }
     }

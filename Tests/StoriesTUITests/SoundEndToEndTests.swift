@@ -1,0 +1,143 @@
+import Foundation
+import MediaTestSupport
+import Testing
+
+/// A private PulseAudio server with a null sink, a silent keep-alive stream (a new stream on an idle sink can start
+/// up to 2 s late) and a recorder of the sink's monitor that notes when each chunk arrived, around one command: one
+/// script, so the test runs one process (the server and recorder end with it).
+enum SoundServer {
+    static let rate = 48_000
+
+    static func tool(_ name: String) -> String? {
+        ["/usr/bin/\(name)", "/usr/local/bin/\(name)"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    static let missing = "pulseaudio, parec and python3 not installed (apt-get install pulseaudio pulseaudio-utils python3)"
+
+    static var available: Bool { ["pulseaudio", "parec", "pacat", "python3"].allSatisfy { tool($0) != nil } }
+
+    /// Writes each chunk from stdin to argv[1] and "arrival-time samples-so-far" to argv[2].
+    static let stamper = """
+        import os, sys, time
+        out, log, total = open(sys.argv[1], 'wb'), open(sys.argv[2], 'w'), 0
+        while True:
+            data = os.read(0, 65536)
+            now = time.monotonic()
+            if not data:
+                break
+            out.write(data); out.flush(); total += len(data)
+            log.write('%.6f %d\\n' % (now, total // 2)); log.flush()
+        """
+
+    /// Starts the server and the recorder in `folder`, runs `command` with stdout to folder/events.jsonl, and
+    /// stops them. Polls are bounded (20 s for the server, 20 s for the first recorded bytes).
+    static let script = """
+        dir=$1; shift
+        export XDG_RUNTIME_DIR=$dir PULSE_RUNTIME_PATH=$dir HOME=$dir PULSE_SERVER=unix:$dir/native
+        trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null' EXIT
+        pulseaudio -n --daemonize=no --exit-idle-time=-1 --disallow-exit -L 'module-null-sink sink_name=ci' \\
+            -L module-native-protocol-unix >"$dir/server.log" 2>&1 &
+        for i in $(seq 200); do [ -S "$dir/native" ] && break; sleep 0.1; done
+        [ -S "$dir/native" ] || { echo "the sound server did not start: $(cat "$dir/server.log")" >&2; exit 90; }
+        pacat --raw -d ci </dev/zero &
+        parec -d ci.monitor --raw --format=s16le --rate=48000 --channels=1 --latency-msec=10 \\
+            | python3 -c "$STAMPER" "$dir/recording.raw" "$dir/arrivals.txt" &
+        for i in $(seq 200); do [ -s "$dir/arrivals.txt" ] && break; sleep 0.1; done
+        [ -s "$dir/arrivals.txt" ] || { echo "nothing recorded from the sink's monitor" >&2; exit 91; }
+        "$@" >"$dir/events.jsonl"
+        status=$?
+        sleep 0.5
+        exit $status
+        """
+
+    /// The samples recorded in `folder`, and the monotonic time of the first: the earliest any chunk's arrival
+    /// allows (a chunk arrives after its last sample was recorded, never before).
+    static func recorded(in folder: URL) throws -> (samples: [Int16], start: Double) {
+        let bytes = try Data(contentsOf: folder.appendingPathComponent("recording.raw"))
+        let samples = bytes.withUnsafeBytes { Array($0.bindMemory(to: Int16.self).prefix(bytes.count / 2)) }
+        let lines = try String(contentsOf: folder.appendingPathComponent("arrivals.txt"), encoding: .utf8)
+        let start = lines.split(separator: "\n").compactMap { line -> Double? in
+            let parts = line.split(separator: " ")
+            guard parts.count == 2, let arrived = Double(parts[0]), let through = Double(parts[1]) else { return nil }
+            return arrived - through / Double(rate)
+        }.min() ?? 0
+        return (samples, start)
+    }
+}
+
+/// What a person hears: each story's own tone, for its length, and a beep with the flash it goes with.
+@Suite(.serialized) struct SoundEndToEndTests {
+    /// Level and dominant frequency of `samples`.
+    static func measure(_ samples: ArraySlice<Int16>) -> (rms: Double, hertz: Double) {
+        guard samples.count > 1 else { return (0, 0) }
+        let rms = (samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(samples.count)).squareRoot()
+        let crossings = zip(samples, samples.dropFirst()).filter { ($0 < 0) != ($1 < 0) }.count
+        return (rms, Double(crossings) / 2 / (Double(samples.count) / Double(SoundServer.rate)))
+    }
+
+    @Test func eachStoryIsHeardAtItsPitchAndTheBeepWithItsFlash() async throws {
+        guard SoundServer.available else {
+            if PhoneMedia.required { Issue.record("\(SoundServer.missing), and STORIES_REQUIRE_E2E=1 requires it") }
+            return
+        }
+        guard let media = try PhoneMedia.make() else {
+            if PhoneMedia.required { Issue.record("\(PhoneMedia.missing), and STORIES_REQUIRE_E2E=1 requires it") }
+            return
+        }
+        defer { media.remove() }
+        let low = try media.toneClip(hertz: 440, codec: "aac", container: "mp4")
+        let high = try media.toneClip(hertz: 880, codec: "libopus", container: "webm")
+        let flash = try media.flashesAndBeeps()
+        let playlist = """
+            {"title": "Sound", "stories": [
+              {"id": "low", "title": "A", "url": "\(low)"},
+              {"id": "high", "title": "A an octave up", "url": "\(high)"},
+              {"id": "flash", "title": "Flash and beep", "url": "\(flash)"}]}
+            """
+        let list = media.folder.appendingPathComponent("playlist.json")
+        try playlist.write(to: list, atomically: true, encoding: .utf8)
+        let result = try await CLI.runTool("/bin/bash", [
+            "-c", "STAMPER=\"$0\"; " + SoundServer.script, SoundServer.stamper, media.folder.path,
+            try CLI.binary().path, "play", "--headless", "--no-preload", "--frame-events", "--network", "lan",
+            "--cache-dir", media.folder.appendingPathComponent("cache").path, list.path,
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let text = (try? String(contentsOf: media.folder.appendingPathComponent("events.jsonl"), encoding: .utf8)) ?? ""
+        let events = text.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        func time(_ event: String, _ id: String, _ extra: (([String: Any]) -> Bool)? = nil) -> Double? {
+            events.first { $0["event"] as? String == event && $0["id"] as? String == id && (extra?($0) ?? true) }?["monotonic"]
+                as? Double
+        }
+        let (samples, start) = try SoundServer.recorded(in: media.folder)
+        func index(_ monotonic: Double) -> Int { Swift.max(0, Swift.min(samples.count, Int((monotonic - start) * 48_000))) }
+
+        // Each tone story: its pitch, heard for its length (2 s) between its first frame and its end.
+        for (id, hertz) in [("low", 440.0), ("high", 880.0)] {
+            let begin = try #require(time("first_frame", id), "no first_frame for \(id)")
+            let end = try #require(time("story_end", id), "no story_end for \(id)")
+            var heard = 0.0
+            var at = index(begin - 0.2)
+            while at + 2400 <= index(end + 0.2) {
+                let (rms, measured) = Self.measure(samples[at..<(at + 2400)])
+                if rms > 300, abs(measured - hertz) < hertz * 0.03 { heard += 0.05 }
+                at += 2400
+            }
+            #expect(abs(heard - 2) <= 0.2, "\(id): \(hertz) Hz heard for \(heard) s of 2")
+        }
+
+        // The flash story: each beep starts within 40 ms of its white frame being shown.
+        var offsets: [Int] = []
+        for second in 1...4 {
+            let shown = try #require(
+                time("frame", "flash") { ($0["timeMs"] as? Int) == second * 1000 }, "no frame event at \(second) s")
+            let from = index(shown - 0.5)
+            let to = index(shown + 0.5)
+            let onset = try #require(
+                samples[from..<to].firstIndex { abs($0) > 3000 }, "no beep heard within 0.5 s of the flash at \(second) s")
+            offsets.append(Int(((start + Double(onset) / 48_000 - shown) * 1000).rounded()))
+        }
+        #expect(offsets.allSatisfy { abs($0) <= 40 }, "beep heard minus flash shown, ms: \(offsets)")
+    }
+}

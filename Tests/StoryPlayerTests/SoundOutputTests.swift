@@ -1,0 +1,179 @@
+import Foundation
+import MediaTestSupport
+import NIOConcurrencyHelpers
+import Testing
+
+@testable import StoryPlayer
+
+/// A sink that takes one write each time the test allows it, and records what it was given.
+final class SteppedSink: SoundSink, @unchecked Sendable {
+    let format = SoundFormat(rate: 1000, channels: 1)
+    let name = "test"
+    private let condition = NSCondition()
+    private var allowed = 0
+    private var closed = false
+    /// Every write (samples) and flush (nil), in order.
+    private(set) var log: [[Int16]?] = []
+    /// What `delay` answers.
+    var reportedDelay = 0.05
+
+    func allow(_ writes: Int) {
+        condition.lock()
+        allowed += writes
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Writes taken so far.
+    var writes: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return log.filter { $0 != nil }.count
+    }
+
+    var entries: [[Int16]?] {
+        condition.lock()
+        defer { condition.unlock() }
+        return log
+    }
+
+    func write(_ samples: UnsafeBufferPointer<Int16>) throws(SoundError) {
+        condition.lock()
+        defer { condition.unlock() }
+        while allowed == 0, !closed { condition.wait() }
+        if closed { throw SoundError("closed") }
+        allowed -= 1
+        log.append(Array(samples))
+    }
+
+    var delay: Double { reportedDelay }
+
+    func flush() {
+        condition.lock()
+        log.append(nil)
+        condition.unlock()
+    }
+
+    func close() {
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        condition.unlock()
+    }
+}
+
+struct SoundQueueTests {
+    static let format = SoundFormat(rate: 1000, channels: 1)
+
+    @Test func runsArePlacedByTheirTimestampsAndSmallSeamsClose() {
+        let queue = SoundQueue(format: Self.format)
+        // 1.4 s: where an HLS story's sound starts on its own clock, here already counted from its first frame.
+        queue.append(at: 0.010, samples: [Int16](repeating: 1, count: 20))
+        // 2 ms late by rounding: placed right after the run before.
+        queue.append(at: 0.032, samples: [Int16](repeating: 2, count: 20))
+        var cursor: Int64 = 0
+        var buffer = [Int16](repeating: 9, count: 60)
+        let read = buffer.withUnsafeMutableBufferPointer { queue.read(at: &cursor, into: $0) }
+        // Silence before the sound starts, then both runs without a gap; nothing more is decoded yet.
+        #expect(read == .sound(frames: 50))
+        #expect(Array(buffer[0..<10]) == [Int16](repeating: 0, count: 10))
+        #expect(Array(buffer[10..<30]) == [Int16](repeating: 1, count: 20))
+        #expect(Array(buffer[30..<50]) == [Int16](repeating: 2, count: 20))
+        #expect(cursor == 50)
+        #expect(buffer.withUnsafeMutableBufferPointer { queue.read(at: &cursor, into: $0) } == .waiting)
+        queue.markEnded()
+        #expect(buffer.withUnsafeMutableBufferPointer { queue.read(at: &cursor, into: $0) } == .ended)
+    }
+
+    @Test func readingStartsAtTheCursorInsideARun() {
+        let queue = SoundQueue(format: Self.format)
+        queue.append(at: 0, samples: (0..<100).map { Int16($0) })
+        var cursor = queue.frame(at: 0.04)
+        var buffer = [Int16](repeating: 0, count: 5)
+        #expect(buffer.withUnsafeMutableBufferPointer { queue.read(at: &cursor, into: $0) } == .sound(frames: 5))
+        #expect(buffer == [40, 41, 42, 43, 44])
+        queue.trim(before: 0.05)
+        #expect(queue.decodedThrough == 0.1)
+        queue.trim(before: 0.1)
+        #expect(queue.decodedThrough == nil)
+    }
+}
+
+@Suite(.serialized) struct SoundOutputTests {
+    static func tone(_ value: Int16, seconds: Double) -> [Int16] {
+        [Int16](repeating: value, count: Int(seconds * 1000))
+    }
+
+    /// A clock the test moves.
+    final class Clock: Sendable {
+        let time = NIOLockedValueBox(100.0)
+        var now: Double { time.withLockedValue { $0 } }
+    }
+
+    @Test func nothingOfAStoryIsWrittenAfterTheNextStoryStarts() async throws {
+        let sink = SteppedSink()
+        let output = SoundOutput { () throws(SoundError) -> any SoundSink in sink }
+        output.start()
+        defer { output.close() }
+        let first = SoundQueue(format: sink.format)
+        first.append(at: 0, samples: Self.tone(1, seconds: 1))
+        let second = SoundQueue(format: sink.format)
+        second.append(at: 0, samples: Self.tone(2, seconds: 1))
+        output.play(first, from: 0, id: 1)
+        sink.allow(3)
+        #expect(await eventually { sink.writes >= 3 })
+        output.play(second, from: 0, id: 2)
+        // The first story's player stops its sound late, after the second started: nothing of the second stops.
+        output.stop(id: 1)
+        sink.allow(5)
+        #expect(await eventually { sink.writes >= 8 })
+        let log = sink.entries
+        // After the flush that came with the second story, only its samples (or silence) reach the device.
+        let lastFlush = try #require(log.lastIndex { $0 == nil })
+        let after = log[(lastFlush + 1)...].compactMap { $0 }.flatMap { $0 }
+        #expect(!after.isEmpty)
+        #expect(!after.contains(1))
+        #expect(after.contains(2))
+        #expect(log[..<lastFlush].compactMap { $0 }.flatMap { $0 }.contains(1))
+    }
+
+    @Test func theClockIsWhatWasWrittenLessTheDevicesDelay() async throws {
+        let sink = SteppedSink()
+        let clock = Clock()
+        let output = SoundOutput(now: { clock.now }) { () throws(SoundError) -> any SoundSink in sink }
+        output.start()
+        defer { output.close() }
+        let queue = SoundQueue(format: sink.format)
+        queue.append(at: 2.0, samples: Self.tone(3, seconds: 1))
+        #expect(output.reading(id: 7) == .ended)  // not playing
+        output.play(queue, from: 2.0, id: 7)
+        #expect(output.reading(id: 7) == .waiting)
+        sink.allow(10)
+        #expect(await eventually { sink.writes >= 10 })
+        // The sound written since the flush that started it (a write of silence may have been under way before).
+        let log = sink.entries
+        let lastFlush = try #require(log.lastIndex { $0 == nil })
+        let written = Double(log[(lastFlush + 1)...].compactMap { $0 }.flatMap { $0 }.filter { $0 == 3 }.count) / 1000
+        #expect(written >= 0.08)
+        func heard() -> Double? {
+            if case .playing(let time) = output.reading(id: 7) { return time }
+            return nil
+        }
+        #expect(await eventually { abs((heard() ?? 0) - (2.0 + written - 0.05)) < 1e-9 })
+        // Time passes on the device: the frame heard moves with it, up to what was written.
+        clock.time.withLockedValue { $0 += 0.03 }
+        #expect(abs((heard() ?? 0) - (2.0 + written - 0.02)) < 1e-6)
+        clock.time.withLockedValue { $0 += 1 }
+        #expect(abs((heard() ?? 0) - (2.0 + written)) < 1e-9)
+        #expect(output.underruns == 0)
+    }
+
+    @Test func aMissingDeviceSaysWhyAndNeverPlays() async throws {
+        let output = SoundOutput { () throws(SoundError) -> any SoundSink in throw SoundError("no sound server") }
+        output.start()
+        #expect(await eventually { output.availability == .unavailable("no sound server") })
+        let queue = SoundQueue(format: .standard)
+        output.play(queue, from: 0, id: 1)
+        #expect(output.reading(id: 1) == .ended)
+    }
+}
