@@ -53,7 +53,7 @@ public enum PlayerEvent: Sendable, Equatable {
             return [
                 "event": "playlist_end", "played": summary.finished, "skipped": summary.skipped, "failed": summary.failed,
                 "watched": summary.watched, "stalls": summary.stalls, "savedBytes": summary.cacheBytes,
-                "originBytes": summary.originBytes,
+                "originBytes": summary.originBytes, "soundUnderruns": summary.soundUnderruns,
             ]
         }
     }

@@ -143,6 +143,8 @@ public struct PlaylistSummary: Sendable, Equatable {
     public var cacheBytes: Int64 = 0
     /// Bytes received from the origin, as `LoaderMetrics.originBytesReceived` defines them.
     public var originBytes: Int64 = 0
+    /// Times the sound ran out while it played (the decoder fell behind the device).
+    public var soundUnderruns = 0
 
     /// An empty summary.
     public init() {}

@@ -168,6 +168,7 @@ public final class StoryController: Sendable {
         var summary = state.withLockedValue { $0.summary }
         summary.cacheBytes = metrics.cacheBytes
         summary.originBytes = metrics.originBytesReceived
+        summary.soundUnderruns = session.sound?.underruns ?? 0
         return summary
     }
 
