@@ -69,7 +69,8 @@ extension StoriesRenderer {
         let muted = snapshot.muted ? ", muted (m)" : ""
         switch snapshot.sound {
         case .ready(let device): return device + muted
-        case .opening: return "opening the device\(glyphs.ellipsis)" + muted
+        case .opening where snapshot.muted: return "muted (m opens the device)"
+        case .opening: return "opening the device\(glyphs.ellipsis)"
         case .unavailable(let reason): return "off: " + reason
         case nil: return "off" + muted
         }

@@ -41,7 +41,7 @@ public final class Player: Sendable {
         var seekBy: Double = 0
         var run: MediaRun?
     }
-    private let shared: NIOLockedValueBox<Shared>
+    let shared: NIOLockedValueBox<Shared>
 
     /// A player for `url` (an MP4, or an HLS playlist whose variant playlists and segments are cached under
     /// `partKey`); `fallbackDuration` is used for media that is neither.
@@ -223,35 +223,6 @@ public final class Player: Sendable {
             switcher: switcher)
     }
 
-    /// Reads what plays from run offset `offset` on in the background (see `pull`).
-    private func startDownload(_ run: MediaRun, from offset: Int64, switcher: HLSVariantSwitch?) -> Task<Void, Never> {
-        shared.withLockedValue { $0.downloadedEnd = offset }
-        return Task { [self] in
-            do {
-                try await pull(run, from: offset, switcher: switcher)
-            } catch is CancellationError {
-            } catch {
-                shared.withLockedValue { $0.failure = "\(error)" }
-            }
-        }
-    }
-
-    /// Reads what plays from the media at `seconds` on in the background, from where its data starts (an HLS
-    /// story's segment, whose length and those before it are learned first).
-    private func startDownload(_ run: MediaRun, at seconds: Double, switcher: HLSVariantSwitch?) -> Task<Void, Never> {
-        Task { [self] in
-            do {
-                try await run.resolve(through: seconds, loader: loader)
-                let offset = run.parts.readOffset(at: seconds)
-                shared.withLockedValue { $0.downloadedEnd = offset }
-                try await pull(run, from: offset, switcher: switcher)
-            } catch is CancellationError {
-            } catch {
-                shared.withLockedValue { $0.failure = "\(error)" }
-            }
-        }
-    }
-
     private func play(
         _ run: MediaRun, duration: Double, start: Double, cache: CacheOutcome, generation: Int64?,
         decoder: MediaDecoder?, switcher: HLSVariantSwitch?
@@ -358,61 +329,6 @@ public final class Player: Sendable {
         let streamed = shared.withLockedValue { $0.downloadedEnd } - byte
         let bytes = Swift.min(Swift.max(onDisk, streamed, 0), parts.played.upperBound - byte)
         return Swift.max(0, parts.seconds(at: byte + bytes) - parts.seconds(at: byte))
-    }
-
-    /// Reads what plays of `run` from offset `offset` on, in order, part after part, staying at most `readAhead`
-    /// seconds ahead of the playhead, as AVPlayer does. At each segment boundary of an HLS story, `switcher` may
-    /// move the rest of the story to another variant.
-    private func pull(_ run: MediaRun, from offset: Int64, switcher: HLSVariantSwitch?) async throws {
-        var position = offset
-        var considered = -1
-        while true {
-            var parts = run.parts
-            // At a segment boundary (the next part's length known or not), the variant may change from there.
-            let boundary = position == parts.length ? parts.parts.count
-                : parts.index(containing: position).flatMap { parts.parts[$0].start == position ? $0 : nil }
-            if let switcher, let boundary, boundary != considered {
-                considered = boundary
-                if let variant = try await switcher.consider(run: run, at: boundary, throughput: throughput?.bitsPerSecond) {
-                    onEvent(
-                        .variant(
-                            id: storyID,
-                            positionMs: Int(((run.upcoming(from: boundary).first?.time?.lowerBound ?? 0) * 1000).rounded()),
-                            bandwidth: variant.bandwidth,
-                            resolution: variant.resolution.map { "\($0.width)x\($0.height)" }))
-                }
-                parts = run.parts
-            }
-            guard position < parts.played.upperBound, let index = parts.index(containing: position) else {
-                // The end of what is known: learn the next part's length, or the run is over.
-                if try await run.resolveNext(loader: loader) { continue }
-                return
-            }
-            let part = parts.parts[index]
-            let end = Swift.min(part.end, parts.played.upperBound)
-            let stream = loader.load(
-                LoadingRequest(
-                    url: part.url, cacheKey: part.key, requestedOffset: part.range.lowerBound + (position - part.start),
-                    requestedLength: end - position))
-            let iterator = stream.makeAsyncIterator()
-            while true {
-                let ahead = shared.withLockedValue { s in parts.seconds(at: s.downloadedEnd) - s.status.position }
-                if ahead > configuration.readAhead {
-                    // The demuxer reading further than the playhead needs waits for no download, only a length.
-                    if run.decoderIsWaiting { _ = try await run.resolveNext(loader: loader) }
-                    try await clock.sleep(until: clock.now + configuration.tick)
-                    continue
-                }
-                // What the link delivers while the player waits on it (bytes from the disk take no waiting).
-                let (waitStart, originBefore) = (clock.now, loader.metrics.originBytesReceived)
-                guard let chunk = try await iterator.next() else { break }
-                throughput?.record(
-                    bytes: loader.metrics.originBytesReceived - originBefore, seconds: clock.now - waitStart)
-                position = part.start + (chunk.offset - part.range.lowerBound) + Int64(chunk.bytes.count)
-                shared.withLockedValue { $0.downloadedEnd = position }
-            }
-            position = end
-        }
     }
 }
 
