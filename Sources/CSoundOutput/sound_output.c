@@ -171,7 +171,8 @@ stories_sound *stories_sound_open(int backend, const char *application, unsigned
     stories_sound *sound = open_alsa(rate, channels, latency_ms, alsa_error, sizeof alsa_error);
     if (!sound) {
         if (backend == STORIES_SOUND_AUTO) {
-            snprintf(error, size, "%s; %s", pulse_error, alsa_error);
+            // The two reasons follow the sentence a narrow pane can still show.
+            snprintf(error, size, "no sound server or device (%s; %s)", pulse_error, alsa_error);
         } else {
             snprintf(error, size, "%s", alsa_error);
         }
