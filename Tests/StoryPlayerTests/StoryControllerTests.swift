@@ -2,7 +2,10 @@ import Foundation
 import MediaTestSupport
 import MediaCache
 import MediaOrigin
+import NIOConcurrencyHelpers
 import Testing
+
+@testable import MediaCache
 
 @testable import StoryPlayer
 
@@ -97,11 +100,44 @@ extension SimulationSuites {
             await sim.close()
         }
 
+        @Test func aSnapshotNeverWaitsForTheStore() async throws {
+            let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 200_000, latency: 0.05))
+            let controller = try controller(sim, preload: false)
+            controller.start()
+            _ = try await until(sim, controller) { $0.status?.state == .playing && $0.stories[0].cachedBytes > 0 }
+            // Another thread holds the store's lock (a long write, a checksum pass): the snapshot a UI thread takes
+            // up to fifty times a second still returns, with the figures last read.
+            let entered = DispatchSemaphore(value: 0)
+            let release = DispatchSemaphore(value: 0)
+            let holding = NIOLockedValueBox(false)
+            let store = sim.loader.store
+            Thread.detachNewThread {
+                store.locked { _ in
+                    holding.withLockedValue { $0 = true }
+                    entered.signal()
+                    _ = release.wait(timeout: .now() + 30)
+                    holding.withLockedValue { $0 = false }
+                }
+            }
+            entered.wait()
+            let snapshot = controller.snapshot()
+            let stillHeld = holding.withLockedValue { $0 }
+            release.signal()
+            #expect(stillHeld, "the snapshot waited for the store's lock")
+            #expect(snapshot.stories[0].cachedBytes > 0)
+            #expect(snapshot.status?.state == .playing)
+            await controller.stop()
+            await sim.close()
+        }
+
         @Test func preloadProgressShowsInTheSnapshot() async throws {
             let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 200_000, latency: 0.05))
             let controller = try controller(sim, duration: 8, payload: 400_000)
             controller.start()
-            let snapshot = try await until(sim, controller) { $0.stories[1].preload?.phase == .preloaded }
+            // (The cached bytes are read beside the screen, a moment after the preload says it is done.)
+            let snapshot = try await until(sim, controller) {
+                $0.stories[1].preload?.phase == .preloaded && $0.stories[1].cachedBytes > 0
+            }
             #expect(snapshot.current == 0)
             #expect(snapshot.preloading)
             let preload = try #require(snapshot.stories[1].preload)

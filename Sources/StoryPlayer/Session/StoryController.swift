@@ -47,6 +47,10 @@ public final class StoryController: Sendable {
         var failing: Set<Int> = []
         /// What each story played this session is made of (an HLS story's segments), once its player knew.
         var parts: [Int: MediaParts] = [:]
+        /// What the screen shows of the store, as last read (see `snapshot`).
+        var figures: StoreFigures?
+        /// Reads `figures` again and again, once a screen asked for a snapshot.
+        var figuresTask: Task<Void, Never>?
         /// Tasks waiting in `playToEnd` for the end of the playlist.
         var endWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
     }
@@ -174,12 +178,16 @@ public final class StoryController: Sendable {
 
     /// Stops the player and preloading.
     public func stop() async {
-        let (player, watch, waiters) = state.withLockedValue { s in
+        let (player, watch, waiters, figures) = state.withLockedValue { s in
             s.stopped = true
             s.generation += 1
-            defer { s.endWaiters.removeAll() }
-            return (s.playerTask, s.watchTask, Array(s.endWaiters.values))
+            defer {
+                s.endWaiters.removeAll()
+                s.figuresTask = nil
+            }
+            return (s.playerTask, s.watchTask, Array(s.endWaiters.values), s.figuresTask)
         }
+        figures?.cancel()
         for waiter in waiters { waiter.resume() }
         player?.cancel()
         watch?.cancel()
@@ -189,47 +197,47 @@ public final class StoryController: Sendable {
         session.sound?.close()
     }
 
-    /// The screen's state now.
+    /// The screen's state now. Cheap and synchronous, for a UI thread: it reads only what the player and the
+    /// preloader publish, never the store. What the screen shows of the store (cached bytes, lengths, the cached
+    /// map, disk used) comes from `StoreFigures`, read by a task of its own every `figuresInterval` (started by
+    /// the first snapshot, so headless runs never pay for it).
     public func snapshot() -> SessionSnapshot {
-        let (navigator, player, paused, failing, parts, muted) = state.withLockedValue { s in
+        let (navigator, player, paused, failing, figures, muted, begin) = state.withLockedValue { s in
             // The playing story's parts, once its player has read them, stay known for its row.
             if let index = s.navigator.index, let playing = s.player?.parts { s.parts[index] = playing }
-            return (s.navigator, s.player, s.paused, s.failing, s.parts, s.muted)
+            let begin = s.figuresTask == nil && !s.stopped
+            if begin { s.figuresTask = Task {} }
+            return (s.navigator, s.player, s.paused, s.failing, s.figures, s.muted, begin)
         }
-        let store = session.loader.store
+        if begin {
+            let task = Task.detached { [self] in await refreshFigures() }
+            state.withLockedValue { s in
+                if s.stopped { task.cancel() } else { s.figuresTask = task }
+            }
+        }
         let preloads = session.preload?.preloader.progress ?? [:]
         var rows: [StoryRow] = []
-        var currentRanges = ByteRangeSet()
         for (i, story) in session.playlist.stories.enumerated() {
-            let key = keys[i]
-            let length: Int64?
-            let ranges: ByteRangeSet
-            if let run = parts[i] {
-                // Over every resource the story plays (an HLS story's segments), as one run of bytes.
-                (length, ranges) = (run.length, run.cachedRanges(in: store))
-            } else {
-                let info = store.info(for: key)
-                (length, ranges) = (info?.metadata.contentLength, info?.ranges ?? ByteRangeSet())
-            }
-            if i == navigator.index { currentRanges = ranges }
+            let known = figures?.rows[i]
             rows.append(StoryRow(
                 id: story.id, title: story.title, plays: navigator.plays(i), maxViews: story.maxViews,
-                eligible: navigator.isEligible(i), contentLength: length,
-                cachedBytes: ranges.total, preload: preloads[key], failed: failing.contains(i)))
+                eligible: navigator.isEligible(i), contentLength: known?.length,
+                cachedBytes: known?.cached ?? 0, preload: preloads[keys[i]], failed: failing.contains(i)))
         }
         let metrics = session.loader.metrics
         let totals = SessionTotals(
-            cacheBytes: metrics.cacheBytes, originBytes: metrics.originBytesReceived, diskUsed: store.storedBytes,
-            diskLimit: store.configuration.totalByteLimit, networkBytesPerSecond: networkSpeed())
+            cacheBytes: metrics.cacheBytes, originBytes: metrics.originBytesReceived, diskUsed: figures?.diskUsed ?? 0,
+            diskLimit: session.loader.store.configuration.totalByteLimit, networkBytesPerSecond: networkSpeed())
         return SessionSnapshot(
             title: session.playlist.title, stories: rows, current: navigator.index, finished: navigator.isFinished,
-            paused: paused, status: navigator.index == nil ? nil : player?.status, cachedRanges: currentRanges,
+            paused: paused, status: navigator.index == nil ? nil : player?.status,
+            cachedRanges: figures.flatMap { $0.current == navigator.index ? $0.currentRanges : nil } ?? ByteRangeSet(),
             totals: totals, preloading: session.preload != nil,
             frame: navigator.index == nil ? nil : player?.frame, muted: muted, sound: session.sound?.availability)
     }
 
     /// Bytes per second received from the origin over about the last two seconds of wall time.
-    private func networkSpeed() -> Double {
+    func networkSpeed() -> Double {
         let elapsed = ContinuousClock.now - started
         let now = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let bytes = session.loader.metrics.originBytesReceived
