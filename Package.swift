@@ -66,6 +66,8 @@ let package = Package(
             name: "CFFmpeg",
             linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]
         ),
+        // Pictures as cells or sixels through libchafa, loaded with dlopen (no development package).
+        .target(name: "CChafa", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
         // The sound device: PulseAudio's simple API, else ALSA, both loaded with dlopen (no development packages).
         .target(name: "CSoundOutput", linkerSettings: [.linkedLibrary("dl")]),
         .target(
@@ -84,7 +86,7 @@ let package = Package(
         ),
         .target(
             name: "Terminal",
-            dependencies: ["CNcurses"]
+            dependencies: ["CNcurses", "CChafa"]
         ),
         .target(
             name: "StoriesUI",

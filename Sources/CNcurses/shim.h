@@ -11,6 +11,9 @@
 #include <locale.h>
 #include <langinfo.h>
 #include <ncursesw/curses.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
 
 // Swift 6 rejects mutable C globals and cannot import function-like macros: read them through these.
 static inline WINDOW *stories_stdscr(void) { return stdscr; }
@@ -35,5 +38,17 @@ static inline int stories_set_attributes(WINDOW *window, int attributes, int pai
 static inline FILE *stories_stdout(void) { return stdout; }
 static inline FILE *stories_stdin(void) { return stdin; }
 static inline const char *stories_codeset(void) { return nl_langinfo(CODESET); }
+static inline int stories_cury(void) { return getcury(stdscr); }
+static inline int stories_curx(void) { return getcurx(stdscr); }
+// The window's size in cells and pixels (TIOCGWINSZ; ioctl is variadic, which Swift cannot call). 0 on success.
+static inline int stories_window_size(int fd, int *columns, int *rows, int *width, int *height) {
+    struct winsize size;
+    if (ioctl(fd, TIOCGWINSZ, &size) != 0) return -1;
+    *columns = size.ws_col;
+    *rows = size.ws_row;
+    *width = size.ws_xpixel;
+    *height = size.ws_ypixel;
+    return 0;
+}
 
 #endif

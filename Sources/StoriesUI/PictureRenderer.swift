@@ -1,80 +1,107 @@
 import StoryPlayer
 import Terminal
 
-/// How a picture becomes cells.
-public enum PictureMode: Sendable, Equatable {
-    /// `▀` cells: foreground the upper pixel, background the lower one, from the 256-colour palette.
-    case halfBlocks
-    /// ASCII characters by brightness (no UTF-8, or `NO_COLOR`), coloured when `colored`.
-    case ramp(colored: Bool)
-
-    /// Half blocks where the terminal has UTF-8 and colour, else the ramp.
-    public static func forTerminal(unicode: Bool, color: Bool) -> PictureMode {
-        unicode && color ? .halfBlocks : .ramp(colored: color)
-    }
-}
-
-/// Draws a video frame into a cell grid: aspect kept (a cell is two square pixels tall), letterboxed and centred.
+/// Draws a video frame into a cell grid, aspect kept by the cell's real pixel size, letterboxed and centred: as cells
+/// chosen by chafa (symbols, half blocks or ASCII, in the terminal's colours) or as an image over the cells (sixel,
+/// kitty), as `PictureOutput` says.
 public enum PictureRenderer {
-    /// From dark to bright.
+    /// From dark to bright (the ASCII picture without libchafa).
     public static let ramp: [Character] = Array(" .:-=+*#%@")
 
-    /// The picture's size in cells for `frame` in an area of `width`×`height` cells.
-    public static func size(of frame: VideoFrame, width: Int, height: Int) -> (width: Int, height: Int) {
-        let pixels = VideoFrame.fitted(videoWidth: frame.width, videoHeight: frame.height, box: (width, height * 2))
-        return (pixels.width, (pixels.height + 1) / 2)
+    /// Pixels a cell is given in the decoder's box for cell pictures: chafa picks each symbol from a 4-pixel-wide
+    /// sample (sextants are 2×3, quadrants 2×2); images get the cell's real pixels.
+    static let cellSamples = 4
+
+    /// The picture's size in cells for `frame` in an area of `width`×`height` cells of `cell` pixels.
+    public static func size(
+        of frame: VideoFrame, width: Int, height: Int, cell: CellPixels = .assumed
+    ) -> (width: Int, height: Int) {
+        size(frameWidth: frame.width, frameHeight: frame.height, width: width, height: height, cell: cell)
+    }
+
+    static func size(
+        frameWidth: Int, frameHeight: Int, width: Int, height: Int, cell: CellPixels
+    ) -> (width: Int, height: Int) {
+        let box = (width * cell.width, height * cell.height)
+        let fitted = VideoFrame.fitted(videoWidth: frameWidth, videoHeight: frameHeight, box: box)
+        let columns = Int((Double(fitted.width) / Double(Swift.max(1, cell.width))).rounded())
+        let rows = Int((Double(fitted.height) / Double(Swift.max(1, cell.height))).rounded())
+        return (Swift.max(1, Swift.min(width, columns)), Swift.max(1, Swift.min(height, rows)))
+    }
+
+    /// The pixel box the decoder scales frames to for an area of `width`×`height` cells (square pixels).
+    public static func decoderBox(width: Int, height: Int, output: PictureOutput) -> (width: Int, height: Int) {
+        let cell = output.cell
+        if output.picture.isPixels { return (width * cell.width, height * cell.height) }
+        let scale = Double(cellSamples) / Double(Swift.max(1, cell.width))
+        return (width * cellSamples, Swift.max(1, Int((Double(height * cell.height) * scale).rounded())))
     }
 
     /// Draws `frame` centred in the area at column `x`, row `y`, `width`×`height` cells; cells around it are left
-    /// as they are.
+    /// as they are. An image protocol places the frame as `grid.image` unless `images` is false (an overlay is
+    /// open): then it is drawn as symbols.
     public static func draw(
-        _ frame: VideoFrame, into grid: inout CellGrid, x: Int, y: Int, width: Int, height: Int, mode: PictureMode
+        _ frame: VideoFrame, into grid: inout CellGrid, x: Int, y: Int, width: Int, height: Int,
+        output: PictureOutput, images: Bool = true
     ) {
         guard frame.width > 0, frame.height > 0, width > 0, height > 0 else { return }
-        let pixels = VideoFrame.fitted(videoWidth: frame.width, videoHeight: frame.height, box: (width, height * 2))
-        let rows = (pixels.height + 1) / 2
-        let left = x + (width - pixels.width) / 2
+        let (columns, rows) = size(of: frame, width: width, height: height, cell: output.cell)
+        let left = x + (width - columns) / 2
         let top = y + (height - rows) / 2
-        // Nearest-neighbour sampling: the decoder already scaled to this size, except just after a resize.
-        let columns = (0..<pixels.width).map { Swift.min(frame.width - 1, $0 * frame.width / pixels.width) }
-        func sourceRow(_ row: Int) -> Int { Swift.min(frame.height - 1, row * frame.height / pixels.height) }
-        frame.rgb.withUnsafeBufferPointer { rgb in
-            func pixel(_ column: Int, _ row: Int) -> (UInt8, UInt8, UInt8) {
-                let index = (sourceRow(row) * frame.width + columns[column]) * 3
-                guard index + 2 < rgb.count else { return (0, 0, 0) }
-                return (rgb[index], rgb[index + 1], rgb[index + 2])
+        let pixels = ChafaPicture.Pixels(width: frame.width, height: frame.height, rgb: frame.rgb)
+        if output.picture.isPixels, images {
+            grid.image = GridImage(x: left, y: top, columns: columns, rows: rows, pixels: pixels)
+            return
+        }
+        var cellOutput = output
+        if output.picture.isPixels { cellOutput.picture = .symbols }
+        guard let cells = ChafaPicture.cells(pixels, columns: columns, rows: rows, output: cellOutput) else {
+            drawOwn(frame, into: &grid, left: left, top: top, columns: columns, rows: rows, output: cellOutput)
+            return
+        }
+        for row in 0..<rows {
+            for column in 0..<columns {
+                let cell = cells[row * columns + column]
+                grid[left + column, top + row] = Cell(
+                    cell.character, CellStyle(foreground: cell.foreground, background: cell.background))
             }
-            for cellRow in 0..<rows {
-                let upperRow = cellRow * 2
-                let lowerRow = Swift.min(pixels.height - 1, upperRow + 1)
-                let hasLower = upperRow + 1 < pixels.height
-                for column in 0..<pixels.width {
-                    let upper = pixel(column, upperRow)
-                    let lower = pixel(column, lowerRow)
-                    let cell: Cell
-                    switch mode {
-                    case .halfBlocks:
-                        let background = hasLower ? Palette256.index(r: lower.0, g: lower.1, b: lower.2) : nil
-                        cell = Cell(
-                            "▀",
-                            CellStyle(
-                                foreground: Palette256.index(r: upper.0, g: upper.1, b: upper.2),
-                                background: background))
-                    case .ramp(let colored):
-                        let average = hasLower
-                            ? (UInt8((Int(upper.0) + Int(lower.0)) / 2), UInt8((Int(upper.1) + Int(lower.1)) / 2),
-                                UInt8((Int(upper.2) + Int(lower.2)) / 2))
-                            : upper
-                        let luminance = (299 * Int(average.0) + 587 * Int(average.1) + 114 * Int(average.2)) / 1000
-                        let character = ramp[Swift.min(ramp.count - 1, luminance * ramp.count / 256)]
-                        cell = Cell(
-                            character,
-                            colored
-                                ? CellStyle(foreground: Palette256.index(r: average.0, g: average.1, b: average.2))
-                                : .plain)
-                    }
-                    grid[left + column, top + cellRow] = cell
+        }
+    }
+
+    /// Without libchafa: `▀` half blocks from the 256-colour palette, or the ASCII ramp.
+    private static func drawOwn(
+        _ frame: VideoFrame, into grid: inout CellGrid, left: Int, top: Int, columns: Int, rows: Int,
+        output: PictureOutput
+    ) {
+        let pixelRows = rows * 2
+        func pixel(_ column: Int, _ row: Int) -> (UInt8, UInt8, UInt8) {
+            let sx = Swift.min(frame.width - 1, column * frame.width / columns)
+            let sy = Swift.min(frame.height - 1, row * frame.height / pixelRows)
+            let index = (sy * frame.width + sx) * 3
+            guard index + 2 < frame.rgb.count else { return (0, 0, 0) }
+            return (frame.rgb[index], frame.rgb[index + 1], frame.rgb[index + 2])
+        }
+        let colored = output.colors != .none
+        for row in 0..<rows {
+            for column in 0..<columns {
+                let upper = pixel(column, row * 2)
+                let lower = pixel(column, row * 2 + 1)
+                let cell: Cell
+                if output.picture == .ascii || !colored {
+                    let average = ((Int(upper.0) + Int(lower.0)) / 2, (Int(upper.1) + Int(lower.1)) / 2,
+                        (Int(upper.2) + Int(lower.2)) / 2)
+                    let luminance = (299 * average.0 + 587 * average.1 + 114 * average.2) / 1000
+                    let character = ramp[Swift.min(ramp.count - 1, luminance * ramp.count / 256)]
+                    let paint = Palette256.index(r: UInt8(average.0), g: UInt8(average.1), b: UInt8(average.2))
+                    cell = Cell(character, colored ? CellStyle(foreground: .palette(paint)) : .plain)
+                } else {
+                    cell = Cell(
+                        "▀",
+                        CellStyle(
+                            foreground: .palette(Palette256.index(r: upper.0, g: upper.1, b: upper.2)),
+                            background: .palette(Palette256.index(r: lower.0, g: lower.1, b: lower.2))))
                 }
+                grid[left + column, top + row] = cell
             }
         }
     }

@@ -26,8 +26,8 @@ extension StoriesRenderer {
     private mutating func drawPicture(_ frame: VideoFrame, x: Int, y: Int, width: Int, height: Int) {
         let pictureHeight = height - 1
         PictureRenderer.draw(
-            frame, into: &grid, x: x, y: y, width: width, height: pictureHeight,
-            mode: .forTerminal(unicode: screen.unicode, color: screen.color))
+            frame, into: &grid, x: x, y: y, width: width, height: pictureHeight, output: screen.output,
+            images: !screen.helpOpen)
         let lines = viewportLines()
         guard let title = lines.first else { return }
         let state = lines.dropFirst(2).map(\.0).joined(separator: " \(glyphs.dot) ")
@@ -38,7 +38,8 @@ extension StoriesRenderer {
         let titleShown = String(shown.prefix(title.0.count))
         let column = grid.put(titleShown, x: start, y: y + pictureHeight, style: title.1)
         grid.put(String(shown.dropFirst(titleShown.count)), x: column, y: y + pictureHeight, style: stateStyle)
-        if let status = snapshot.status, status.state == .stalled || status.state == .paused {
+        // Over an image the label would be hidden; the caption says the same.
+        if grid.image == nil, let status = snapshot.status, status.state == .stalled || status.state == .paused {
             let label = " \(status.state == .stalled ? "Buffering\(glyphs.ellipsis)" : "\(glyphs.pause) Paused") "
             grid.put(
                 label, x: x + Swift.max(0, (width - label.count) / 2), y: y + pictureHeight / 2,

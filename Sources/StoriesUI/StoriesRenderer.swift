@@ -66,13 +66,20 @@ public struct StoriesRenderer {
         return (0, width - paneWidth(for: width) - 1, bodyHeight)
     }
 
-    /// The picture's box in pixels (two per cell row) for `screen` on a `width`×`height` terminal: what the decoder
-    /// scales frames to. Nil when no picture is visible (too small, or the pane covers the story).
+    /// The picture's box in square pixels for `screen` on a `width`×`height` terminal: what the decoder scales
+    /// frames to (the area's real pixels for images, a few a cell for symbols). Nil when no picture is visible (too
+    /// small, or the pane covers the story).
     public static func pictureBox(_ screen: StoriesScreen, width: Int, height: Int) -> (width: Int, height: Int)? {
+        guard let area = pictureArea(screen, width: width, height: height) else { return nil }
+        return PictureRenderer.decoderBox(width: area.width, height: area.height, output: screen.output)
+    }
+
+    /// The cells the picture may take: the story area above its caption row.
+    static func pictureArea(_ screen: StoriesScreen, width: Int, height: Int) -> (width: Int, height: Int)? {
         guard width >= StoriesScreen.minimumSize.width, height >= StoriesScreen.minimumSize.height,
             let body = bodyArea(width: width, height: height, paneOpen: screen.paneOpen)
         else { return nil }
-        return (body.width, (viewportHeight(bodyHeight: body.height) - 1) * 2)
+        return (body.width, viewportHeight(bodyHeight: body.height) - 1)
     }
 
     private mutating func drawTooSmall() {

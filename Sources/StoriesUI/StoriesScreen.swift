@@ -13,17 +13,20 @@ public struct StoriesScreen: Sendable, Equatable {
     public var unicode = true
     /// Colour the cache indicator and states (off under `NO_COLOR`; text carries the meaning either way).
     public var color = true
+    /// How the picture is drawn (the terminal's protocol, colours and cell size).
+    public var output: PictureOutput
 
-    /// A screen state.
+    /// A screen state; `output` defaults to half blocks in 256 colours (ASCII without UTF-8 or colour).
     public init(
         snapshot: SessionSnapshot, paneOpen: Bool = false, helpOpen: Bool = false, unicode: Bool = true,
-        color: Bool = true
+        color: Bool = true, output: PictureOutput? = nil
     ) {
         self.snapshot = snapshot
         self.paneOpen = paneOpen
         self.helpOpen = helpOpen
         self.unicode = unicode
         self.color = color
+        self.output = output ?? .conservative(unicode: unicode, color: color)
     }
 
     /// The smallest terminal the layout fits.

@@ -3,6 +3,26 @@ public enum CellColor: Int, Sendable, CaseIterable {
     case red = 1, green, yellow, blue, magenta, cyan, white
 }
 
+/// A picture's colour in a cell: an entry of the 256-colour palette, or 24-bit colour where the terminal has it.
+public enum CellPaint: Sendable, Hashable {
+    /// A palette entry.
+    case palette(UInt8)
+    /// Packed 0xRRGGBB.
+    case rgb(UInt32)
+
+    /// True for 24-bit colour (drawn by the terminal layer itself: curses has no such colours).
+    public var isRGB: Bool {
+        if case .rgb = self { return true }
+        return false
+    }
+
+    /// The palette entry, nil for 24-bit colour.
+    public var paletteIndex: UInt8? {
+        if case .palette(let index) = self { return index }
+        return nil
+    }
+}
+
 /// How a cell is drawn.
 public struct CellStyle: Sendable, Hashable {
     /// The text colour; nil for the terminal's default.
@@ -13,15 +33,15 @@ public struct CellStyle: Sendable, Hashable {
     public var dim = false
     /// Reverse video (used for highlights, which stay visible without colour).
     public var reverse = false
-    /// A foreground from the 256-colour palette (a picture's pixel); takes the place of `color`.
-    public var foreground: UInt8?
-    /// A background from the 256-colour palette (a picture's pixel).
-    public var background: UInt8?
+    /// A picture's foreground (a palette entry or 24-bit colour); takes the place of `color`.
+    public var foreground: CellPaint?
+    /// A picture's background.
+    public var background: CellPaint?
 
     /// A style.
     public init(
         color: CellColor? = nil, bold: Bool = false, dim: Bool = false, reverse: Bool = false,
-        foreground: UInt8? = nil, background: UInt8? = nil
+        foreground: CellPaint? = nil, background: CellPaint? = nil
     ) {
         self.color = color
         self.bold = bold
@@ -33,6 +53,9 @@ public struct CellStyle: Sendable, Hashable {
 
     /// The terminal's default look.
     public static let plain = CellStyle()
+
+    /// True when a colour is 24-bit.
+    public var isRGB: Bool { foreground?.isRGB == true || background?.isRGB == true }
 }
 
 /// One screen position: a single-column character and its style.
@@ -60,6 +83,8 @@ public struct CellGrid: Sendable, Hashable {
     public let height: Int
     /// The cells, row-major.
     public private(set) var cells: [Cell]
+    /// A picture shown as an image over some of the cells (sixel or kitty graphics), drawn after them.
+    public var image: GridImage?
 
     /// A blank grid.
     public init(width: Int, height: Int) {

@@ -16,16 +16,26 @@ public final class TerminalScreen {
     public let color: Bool
     /// Colours the terminal has (256 on xterm-256color; pictures are reduced to fewer where it has fewer).
     public let colors: Int
+    /// How pictures are shown here (detected, or as asked with `picture`).
+    public let output: PictureOutput
     private var screen: OpaquePointer?
     private var drawn: CellGrid?
     private var pairs: ColorPairTable
+    private var layer: PictureLayer
+    private let started = Date()
 
     /// Takes over the terminal on stdin/stdout: raw keys without echo, hidden cursor, mouse clicks, colours
-    /// unless `NO_COLOR` is set. Throws when stdout is not a terminal curses can drive.
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+    /// unless `NO_COLOR` is set. Pictures go as `picture` says, or (nil) as the terminal answers to a query sent
+    /// first. Throws when stdout is not a terminal curses can drive.
+    public init(
+        environment: [String: String] = ProcessInfo.processInfo.environment, picture: PictureProtocol? = nil,
+        pictureBytesPerSecond: Double = 8_000_000
+    ) throws {
         setlocale(LC_ALL, "")
         let codeset = String(cString: stories_codeset()).uppercased()
         unicode = codeset == "UTF-8" || codeset == "UTF8"
+        // Asked before curses owns the terminal; not asked when the answer is already given (or cannot matter).
+        let answers = picture == nil && (environment["NO_COLOR"] ?? "").isEmpty ? TerminalProbe.ask() : TerminalAnswers()
         guard let screen = newterm(nil, stories_stdout(), stories_stdin()) else {
             throw TerminalError(
                 description: "cannot drive this terminal (TERM=\(environment["TERM"] ?? "unset")); use --headless")
@@ -57,7 +67,23 @@ public final class TerminalScreen {
         }
         pairs = ColorPairTable(
             colors: colors, pairLimit: Int(stories_color_pairs()), firstPair: CellColor.allCases.count + 1)
+        // Curses must not shift lines or characters sideways: cells it believes blank may hold a picture.
+        idlok(stories_stdscr(), false)
+        idcok(stories_stdscr(), false)
+        let facts = PictureDetection.Facts(
+            environment: environment, unicode: unicode, colors: colors,
+            terminfoRGB: color && (tigetflag("RGB") > 0 || tigetflag("Tc") > 0), answers: answers,
+            windowCell: TerminalProbe.windowCell())
+        var output = PictureDetection.choose(facts, requested: picture)
+        if !ChafaPicture.available, output.picture != .ascii, output.picture != .kitty {
+            output.picture = .half  // this program's own half blocks
+        }
+        self.output = output
+        layer = PictureLayer(picture: output.picture, unicode: unicode, bytesPerSecond: pictureBytesPerSecond)
     }
+
+    /// Bytes of pictures sent and frames skipped to stay within the byte cap.
+    public var pictureBudget: PictureBudget { layer.budget }
 
     deinit { stop() }
 
@@ -65,14 +91,16 @@ public final class TerminalScreen {
     public var size: (width: Int, height: Int) { (Int(stories_cols()), Int(stories_lines())) }
 
     /// Draws `grid`, writing only the cells that changed since the last draw; nothing at all when none did.
-    public func draw(_ grid: CellGrid) {
+    public func draw(_ full: CellGrid) {
         guard screen != nil else { return }
         let window = stories_stdscr()
         var previous = drawn
-        if previous?.width != grid.width || previous?.height != grid.height {
+        if previous?.width != full.width || previous?.height != full.height {
             werase(window)
             previous = nil
         }
+        writeOut(layer.before(full, full: previous == nil))
+        let grid = layer.cursesGrid(full)
         var runs = grid.changes(since: previous)
         if color {
             var allocation = pairs.allocate(Self.colorRequests(runs))
@@ -94,13 +122,38 @@ public final class TerminalScreen {
         _ = stories_set_attributes(window, 0, 0)
         drawn = grid
         if !runs.isEmpty || previous == nil { wrefresh(window) }
+        let output = self.output
+        var after = layer.after(full, cursesRuns: runs, now: Date().timeIntervalSince(started)) { image in
+            ChafaPicture.sixel(image.pixels, columns: image.columns, rows: image.rows, output: output)
+        }
+        guard !after.isEmpty else { return }
+        // Back to where curses left the cursor, so its next moves stay right.
+        after += Array("\u{1B}[\(stories_cury() + 1);\(stories_curx() + 1)H".utf8)
+        let start = Date()
+        writeOut(after)
+        layer.wrote(after.count, seconds: Date().timeIntervalSince(start))
+    }
+
+    /// Writes bytes straight to the terminal (curses has flushed what it wrote before).
+    private func writeOut(_ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+            if written < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                return
+            }
+            offset += written
+        }
     }
 
     /// The picture colours `runs` ask for (runs in the interface's own palette need no pair of their own).
     private static func colorRequests(_ runs: [CellRun]) -> Set<ColorRequest> {
         Set(runs.compactMap { run in
             run.style.foreground == nil && run.style.background == nil
-                ? nil : ColorRequest(foreground: run.style.foreground, background: run.style.background)
+                ? nil
+                : ColorRequest(
+                    foreground: run.style.foreground?.paletteIndex, background: run.style.background?.paletteIndex)
         })
     }
 
@@ -149,6 +202,7 @@ public final class TerminalScreen {
     /// Gives the terminal back: cursor, echo, line mode, and the screen as it was. Safe to call twice.
     public func stop() {
         guard let screen else { return }
+        if layer.shownImage != nil, output.picture == .kitty { writeOut(KittyImage.delete(id: PictureLayer.kittyID)) }
         self.screen = nil
         _ = curs_set(1)
         endwin()
@@ -163,7 +217,8 @@ public final class TerminalScreen {
         if style.reverse { value |= stories_a_reverse() }
         guard color else { return (value, 0) }
         if style.foreground != nil || style.background != nil {
-            let request = ColorRequest(foreground: style.foreground, background: style.background)
+            let request = ColorRequest(
+                foreground: style.foreground?.paletteIndex, background: style.background?.paletteIndex)
             return (value, Int32(pairs.pair(for: request) ?? 0))
         }
         return (value, style.color.map { Int32($0.rawValue) } ?? 0)

@@ -4,6 +4,7 @@ import MediaCache
 import MediaOrigin
 import StoriesUI
 import StoryPlayer
+import Terminal
 
 /// `stories-tui [play] PLAYLIST`: plays a playlist of video stories.
 struct PlayCommand: AsyncParsableCommand {
@@ -24,6 +25,10 @@ struct PlayCommand: AsyncParsableCommand {
             Keys: left/right or h/l previous/next story, space pause, comma/period (or shift+left/right) seek a \
             second, 1-9 story N, r replay, c cache pane, ? all keys, q or Esc quit; a click on the left or right \
             half goes back or on. The screen needs 60x16; NO_COLOR turns colour off. \
+            Pictures take the best the terminal offers: kitty graphics or sixel images where it answers that it \
+            has them (not inside tmux), else block and quadrant symbols picked by chafa, in 24-bit colour where \
+            COLORTERM or terminfo says so; --picture chooses (half: half blocks only, for fonts without the other \
+            symbols). \
             When stdin or stdout is not a terminal, progress lines are printed instead.
 
             While a story plays with enough buffered, the next two stories and the previous one are preloaded \
@@ -56,6 +61,11 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Where sound goes: auto (PulseAudio or PipeWire, else ALSA), pulse, alsa or off.", valueName: "OUTPUT"))
     var sound: String = "auto"
     @Flag(help: "With --headless: also a frame event for each picture shown.") var frameEvents = false
+    @Option(
+        help: ArgumentHelp(
+            "How pictures are drawn: auto (as the terminal answers), kitty, sixel, symbols, half or ascii.",
+            valueName: "MODE"))
+    var picture: String = "auto"
     @OptionGroup var cache: CacheDirOption
     @OptionGroup(title: "Cache budgets") var budgets: BudgetOptions
 
@@ -73,6 +83,12 @@ struct PlayCommand: AsyncParsableCommand {
             let soundChoice = sound.lowercased()
             guard soundChoice == "off" || SoundBackend(rawValue: soundChoice) != nil else {
                 throw CLIFailure(message: "--sound: unknown output '\(sound)' (use auto, pulse, alsa or off)", exitCode: 2)
+            }
+            let pictureChoice = picture.lowercased()
+            guard pictureChoice == "auto" || PictureProtocol(rawValue: pictureChoice) != nil else {
+                throw CLIFailure(
+                    message: "--picture: unknown mode '\(picture)' (use auto, kitty, sixel, symbols, half or ascii)",
+                    exitCode: 2)
             }
             let list: Playlist
             do {
@@ -131,7 +147,8 @@ struct PlayCommand: AsyncParsableCommand {
                     }
                 } else if interactive {
                     let controller = try StoryController(session: session)
-                    try await TerminalApp.run(controller: controller, stop: stop)
+                    try await TerminalApp.run(
+                        controller: controller, stop: stop, picture: PictureProtocol(rawValue: pictureChoice))
                     return controller.summary
                 } else {
                     return try await session.runHeadless { event in emitLine(TextReporter.line(event, playlist: list)) }

@@ -35,10 +35,10 @@ final class TaskHandle: Sendable {
 /// that changed), reads keys and clicks, and gives the terminal back on quit, on a signal and on any error.
 enum TerminalApp {
     /// Runs the UI until the viewer quits or `stop` is raised.
-    static func run(controller: StoryController, stop: StopFlag) async throws {
+    static func run(controller: StoryController, stop: StopFlag, picture: PictureProtocol? = nil) async throws {
         let result: Result<Void, Error> = await withCheckedContinuation { continuation in
             let thread = Thread {
-                continuation.resume(returning: Result { try loop(controller: controller, stop: stop) })
+                continuation.resume(returning: Result { try loop(controller: controller, stop: stop, picture: picture) })
             }
             thread.name = "stories-tui.terminal"
             thread.start()
@@ -47,10 +47,11 @@ enum TerminalApp {
         try result.get()
     }
 
-    private static func loop(controller: StoryController, stop: StopFlag) throws {
-        let screen = try TerminalScreen()
+    private static func loop(controller: StoryController, stop: StopFlag, picture: PictureProtocol?) throws {
+        let screen = try TerminalScreen(picture: picture)
         defer { screen.stop() }
-        var model = StoriesScreen(snapshot: controller.snapshot(), unicode: screen.unicode, color: screen.color)
+        var model = StoriesScreen(
+            snapshot: controller.snapshot(), unicode: screen.unicode, color: screen.color, output: screen.output)
         controller.start()
         var box: (width: Int, height: Int)?
         while !stop.isRaised {

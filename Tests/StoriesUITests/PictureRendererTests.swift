@@ -24,67 +24,132 @@ func stripedFrame(width: Int, height: Int, even: (UInt8, UInt8, UInt8), odd: (UI
     return VideoFrame(width: width, height: height, rgb: rgb, time: 0)
 }
 
+/// The rows of `grid` that hold picture cells (cells with a picture's colours).
+func pictureRows(_ grid: CellGrid) -> [Int] {
+    (0..<grid.height).filter { y in (0..<grid.width).contains { grid[$0, y].style.background != nil } }
+}
+
+/// The colour a cell shows over most of its area: its background for a space or a half block's lower half, its
+/// foreground for a full block.
+func shownColor(_ cell: Cell) -> (Int, Int, Int)? {
+    let paint = cell.character == "█" ? cell.style.foreground : cell.style.background
+    switch paint {
+    case .rgb(let v)?: return (Int(v >> 16) & 0xFF, Int(v >> 8) & 0xFF, Int(v) & 0xFF)
+    case .palette(let i)?: return Palette256.rgb(i)
+    case nil: return nil
+    }
+}
+
+func near(_ a: (Int, Int, Int)?, _ b: (Int, Int, Int), within: Int) -> Bool {
+    guard let a else { return false }
+    return abs(a.0 - b.0) <= within && abs(a.1 - b.1) <= within && abs(a.2 - b.2) <= within
+}
+
 @Suite struct PictureRendererTests {
-    @Test func aCellIsTwoPixelsUpperAsForegroundLowerAsBackground() {
-        let frame = stripedFrame(width: 4, height: 4, even: (255, 0, 0), odd: (0, 0, 255))
-        var grid = CellGrid(width: 4, height: 2)
-        PictureRenderer.draw(frame, into: &grid, x: 0, y: 0, width: 4, height: 2, mode: .halfBlocks)
-        let red = Palette256.index(r: 255, g: 0, b: 0)
-        let blue = Palette256.index(r: 0, g: 0, b: 255)
-        #expect(red == 196 && blue == 21)
-        for y in 0..<2 {
-            for x in 0..<4 {
-                #expect(grid[x, y].character == "▀")
-                #expect(grid[x, y].style.foreground == red)
-                #expect(grid[x, y].style.background == blue)
-            }
+    static let halfBlocks = PictureOutput(picture: .half, colors: .palette256)
+
+    @Test(arguments: [ColorDepth.truecolor, .palette256])
+    func chafasCellsLandInTheGridWithTheFramesColours(depth: ColorDepth) throws {
+        try #require(ChafaPicture.available, "libchafa is needed: \(ChafaPicture.unavailableReason ?? "")")
+        // Orange over teal: colours off the palette's cube, so true colour must be exact and 256 colours close.
+        let frame = twoToneFrame(width: 64, height: 64, top: (250, 120, 30), bottom: (20, 130, 140))
+        var grid = CellGrid(width: 16, height: 8)
+        let output = PictureOutput(picture: .symbols, colors: depth)
+        PictureRenderer.draw(frame, into: &grid, x: 0, y: 0, width: 16, height: 8, output: output)
+        let tolerance = depth == .truecolor ? 2 : 40
+        for x in 0..<16 {
+            #expect(near(shownColor(grid[x, 0]), (250, 120, 30), within: tolerance), "\(grid[x, 0])")
+            #expect(near(shownColor(grid[x, 7]), (20, 130, 140), within: tolerance), "\(grid[x, 7])")
+        }
+        let paints = grid.cells.compactMap(\.style.background)
+        #expect(paints.count == 16 * 8)
+        #expect(paints.allSatisfy { $0.isRGB == (depth == .truecolor) })
+        if depth == .palette256 {
+            // The 16 system colours are themed by users: pictures keep off them.
+            #expect(paints.allSatisfy { ($0.paletteIndex ?? 0) >= 16 })
+        }
+    }
+
+    @Test func aCellSplitBetweenTwoColoursTakesAHalfBlock() throws {
+        try #require(ChafaPicture.available, "libchafa is needed: \(ChafaPicture.unavailableReason ?? "")")
+        // Each cell row is red above blue: the edge runs through the middle of every cell (4 rows of 16 pixels).
+        let frame = VideoFrame(
+            width: 64, height: 64,
+            rgb: (0..<64).flatMap { y in (0..<64).flatMap { _ in y % 16 < 8 ? [255, 0, 0] : [0, 0, 255] as [UInt8] } },
+            time: 0)
+        var grid = CellGrid(width: 8, height: 4)
+        let output = PictureOutput(picture: .half, colors: .truecolor, cell: CellPixels(width: 8, height: 16))
+        PictureRenderer.draw(frame, into: &grid, x: 0, y: 0, width: 8, height: 4, output: output)
+        for cell in grid.cells {
+            let upper = cell.character == "▀" ? cell.style.foreground : cell.style.background
+            let lower = cell.character == "▀" ? cell.style.background : cell.style.foreground
+            #expect(["▀", "▄"].contains(cell.character), "\(cell)")
+            #expect(upper == .rgb(0xFF0000) && lower == .rgb(0x0000FF), "\(cell)")
         }
     }
 
     @Test(arguments: [
-        // (frame w, h, area w, h cells) → expected picture cells (w, h) and its top-left corner.
-        (480, 270, 120, 40, 120, 34, 0, 3),  // wide video in a tall area: letterboxed above and below
-        (480, 270, 60, 10, 36, 10, 12, 0),  // short area: pillarboxed left and right
-        (270, 480, 100, 30, 34, 30, 33, 0),  // portrait video
-        (100, 100, 40, 20, 40, 20, 0, 0),  // square video in a square box (20 rows are 40 pixels)
+        // (frame w, h, area w, h cells, cell w, h px) → expected picture cells (w, h) and its top-left corner.
+        (480, 270, 120, 40, 8, 16, 120, 34, 0, 3),  // wide video in a tall area: letterboxed above and below
+        (480, 270, 120, 40, 8, 17, 120, 32, 0, 4),  // xterm's 8×17 cells: fewer rows for the same shape
+        (480, 270, 60, 10, 8, 16, 36, 10, 12, 0),  // short area: pillarboxed left and right
+        (270, 480, 100, 30, 8, 16, 34, 30, 33, 0),  // portrait video
+        (270, 480, 100, 30, 10, 20, 34, 30, 33, 0),  // the same with larger cells of the same shape
+        (100, 100, 40, 20, 8, 16, 40, 20, 0, 0),  // square video in a square box (20 rows are 40 pixels)
     ])
-    func aspectIsKeptAndThePictureCentred(
-        frameWidth: Int, frameHeight: Int, width: Int, height: Int, cellsWide: Int, cellsHigh: Int, left: Int, top: Int
+    func aspectFollowsTheCellsRealShapeAndThePictureIsCentred(
+        frameWidth: Int, frameHeight: Int, width: Int, height: Int, cellWidth: Int, cellHeight: Int,
+        cellsWide: Int, cellsHigh: Int, left: Int, top: Int
     ) {
         let frame = twoToneFrame(width: frameWidth, height: frameHeight, top: (200, 200, 200), bottom: (200, 200, 200))
-        let size = PictureRenderer.size(of: frame, width: width, height: height)
+        let cell = CellPixels(width: cellWidth, height: cellHeight)
+        let size = PictureRenderer.size(of: frame, width: width, height: height, cell: cell)
         #expect(size.width == cellsWide && size.height == cellsHigh)
         var grid = CellGrid(width: width, height: height)
-        PictureRenderer.draw(frame, into: &grid, x: 0, y: 0, width: width, height: height, mode: .halfBlocks)
+        var output = Self.halfBlocks
+        output.cell = cell
+        PictureRenderer.draw(frame, into: &grid, x: 0, y: 0, width: width, height: height, output: output)
         let drawn = (0..<height).flatMap { y in (0..<width).map { (x: $0, y: y) } }.filter { grid[$0.x, $0.y] != .blank }
         #expect(drawn.count == cellsWide * cellsHigh)
         #expect(drawn.map(\.x).min() == left && drawn.map(\.y).min() == top)
         #expect(drawn.map(\.x).max() == left + cellsWide - 1 && drawn.map(\.y).max() == top + cellsHigh - 1)
     }
 
-    @Test func withoutUTF8OrColourTheRampShowsBrightness() {
-        let frame = twoToneFrame(width: 8, height: 8, top: (0, 0, 0), bottom: (255, 255, 255))
-        for mode in [PictureMode.forTerminal(unicode: false, color: true), .forTerminal(unicode: true, color: false)] {
-            var grid = CellGrid(width: 8, height: 4)
-            PictureRenderer.draw(frame, into: &grid, x: 0, y: 0, width: 8, height: 4, mode: mode)
-            #expect(grid.lines[0] == "", "\(mode)")  // black: spaces
-            #expect(grid.lines[3] == "@@@@@@@@", "\(mode)")
-            #expect(grid.cells.allSatisfy { $0.character.isASCII })
-        }
-        #expect(PictureMode.forTerminal(unicode: false, color: true) == .ramp(colored: true))
-        #expect(PictureMode.forTerminal(unicode: true, color: false) == .ramp(colored: false))
+    @Test func withoutUTF8OnlyASCIIAndWithoutColourNoColours() throws {
+        let frame = twoToneFrame(width: 16, height: 16, top: (0, 0, 0), bottom: (255, 255, 255))
+        var grid = CellGrid(width: 8, height: 4)
+        PictureRenderer.draw(
+            frame, into: &grid, x: 0, y: 0, width: 8, height: 4,
+            output: .conservative(unicode: false, color: true))
+        #expect(grid.cells.allSatisfy { $0.character.isASCII })
         var plain = CellGrid(width: 8, height: 4)
-        PictureRenderer.draw(frame, into: &plain, x: 0, y: 0, width: 8, height: 4, mode: .ramp(colored: false))
+        PictureRenderer.draw(
+            frame, into: &plain, x: 0, y: 0, width: 8, height: 4, output: .conservative(unicode: true, color: false))
         #expect(plain.cells.allSatisfy { $0.style.foreground == nil && $0.style.background == nil })
+        // The bright half is drawn with ink, the dark half left empty.
+        #expect(plain.lines[3].contains { $0 != " " })
+        #expect(PictureOutput.conservative(unicode: false, color: true).picture == .ascii)
+        #expect(PictureOutput.conservative(unicode: true, color: false).colors == .none)
     }
 
-    @Test func aMidGreyGradientUsesTheWholeRamp() {
-        var rgb: [UInt8] = []
-        for _ in 0..<2 { for x in 0..<10 { let v = UInt8(x * 255 / 9); rgb += [v, v, v] } }
-        let frame = VideoFrame(width: 10, height: 2, rgb: rgb, time: 0)
-        var grid = CellGrid(width: 10, height: 1)
-        PictureRenderer.draw(frame, into: &grid, x: 0, y: 0, width: 10, height: 1, mode: .ramp(colored: false))
-        #expect(grid.text(row: 0) == String(PictureRenderer.ramp))
+    @Test(arguments: [PictureProtocol.sixel, .kitty])
+    func anImageProtocolPlacesTheFrameOverTheCellsUnlessAnOverlayIsOpen(picture: PictureProtocol) throws {
+        let frame = twoToneFrame(width: 960, height: 540, top: (255, 0, 0), bottom: (0, 0, 255))
+        let output = PictureOutput(picture: picture, colors: .truecolor, cell: CellPixels(width: 8, height: 17))
+        var grid = CellGrid(width: 120, height: 34)
+        PictureRenderer.draw(frame, into: &grid, x: 0, y: 0, width: 120, height: 34, output: output)
+        let image = try #require(grid.image)
+        #expect(image.x == 0 && image.columns == 120 && image.rows == 32 && image.y == 1)
+        #expect(image.pixels.width == 960 && image.pixels.height == 540)
+        #expect(grid.cells.allSatisfy { $0 == .blank })
+        let box = PictureRenderer.decoderBox(width: 120, height: 34, output: output)
+        #expect(box.width == 960 && box.height == 34 * 17)  // the area's real pixels
+
+        var covered = CellGrid(width: 120, height: 34)
+        PictureRenderer.draw(
+            frame, into: &covered, x: 0, y: 0, width: 120, height: 34, output: output, images: false)
+        #expect(covered.image == nil)
+        if ChafaPicture.available { #expect(pictureRows(covered).count == 32) }
     }
 
     @Test func thePaletteMapsToTheCubeAndGreys() {
@@ -92,11 +157,6 @@ func stripedFrame(width: Int, height: Int, even: (UInt8, UInt8, UInt8), odd: (UI
         #expect(Palette256.index(r: 255, g: 255, b: 255) == 231)
         #expect(Palette256.index(r: 128, g: 128, b: 128) == 244)  // grey 128 is on the grey ramp
         #expect(Palette256.index(r: 0, g: 255, b: 0) == 46)
-        for index in 16...255 {
-            let colour = Palette256.rgb(UInt8(index))
-            #expect(Palette256.index(r: UInt8(colour.r), g: UInt8(colour.g), b: UInt8(colour.b)) == UInt8(index)
-                || Palette256.rgb(Palette256.index(r: UInt8(colour.r), g: UInt8(colour.g), b: UInt8(colour.b))) == colour)
-        }
         #expect(Palette256.reduce(196, to: 8) == 1)  // bright red → red
         #expect(Palette256.reduce(21, to: 16) == 4)  // pure blue → blue (0, 0, 238)
     }
@@ -105,19 +165,20 @@ func stripedFrame(width: Int, height: Int, even: (UInt8, UInt8, UInt8), odd: (UI
         var snapshot = midStory()
         snapshot.frame = twoToneFrame(width: 480, height: 270, top: (255, 0, 0), bottom: (0, 0, 255))
         let grid = StoriesRenderer.render(StoriesScreen(snapshot: snapshot), width: 120, height: 40)
-        let pictureRows = (0..<40).filter { y in (0..<120).contains { grid[$0, y].character == "▀" } }
-        #expect(pictureRows.count >= 25)
+        let rows = pictureRows(grid)
+        #expect(rows.count >= 25)
         let caption = try #require(row(grid, containing: "Mandelbrot zoom · ▶ Playing"))
-        #expect(caption == (pictureRows.last ?? 0) + 1)
+        #expect(caption == (rows.last ?? 0) + 1)
         #expect(row(grid, containing: "Buffer") == caption + 2)
         let box = StoriesRenderer.pictureBox(StoriesScreen(snapshot: snapshot), width: 120, height: 40)
-        #expect(box?.width == 120 && box?.height == 2 * pictureRows.count)
+        #expect(box?.width == 120 * 4 && box?.height == 8 * (caption - 3))  // the story area starts on row 3
 
         snapshot.status?.state = .stalled
         let stalled = StoriesRenderer.render(StoriesScreen(snapshot: snapshot), width: 120, height: 40)
-        let label = try #require(row(stalled, containing: " Buffering… "))
-        #expect(pictureRows.contains(label))  // on the picture, which stays
-        #expect(stalled.lines.filter { $0.contains("▀") }.count == pictureRows.count)
+        // (The picture's cells are mostly spaces on a coloured background, which `lines` trims at the end.)
+        let label = try #require(row(stalled, containing: " Buffering…"))
+        #expect(rows.contains(label))  // on the picture, which stays
+        #expect(pictureRows(stalled) == rows)
     }
 
     @Test func aVerticalStoryInAWideTerminalKeepsItsShapeAndTheSpaceBesideItStaysStill() throws {
@@ -125,8 +186,8 @@ func stripedFrame(width: Int, height: Int, even: (UInt8, UInt8, UInt8), odd: (UI
         // A phone's 9:16 picture (as the decoder fits it to the box) in a 160×40 terminal.
         snapshot.frame = twoToneFrame(width: 40, height: 70, top: (255, 0, 0), bottom: (0, 0, 255))
         let first = StoriesRenderer.render(StoriesScreen(snapshot: snapshot), width: 160, height: 40)
-        let columns = (0..<160).filter { x in (0..<40).contains { first[x, $0].character == "▀" } }
-        let rows = (0..<40).filter { y in (0..<160).contains { first[$0, y].character == "▀" } }
+        let rows = pictureRows(first)
+        let columns = (0..<160).filter { x in rows.contains { first[x, $0].style.background != nil } }
         let left = try #require(columns.first), right = try #require(columns.last)
         // Upright 9:16 within 5 % (a cell is two pixels tall), centred.
         let aspect = Double(columns.count) / Double(rows.count * 2)
@@ -144,7 +205,7 @@ func stripedFrame(width: Int, height: Int, even: (UInt8, UInt8, UInt8), odd: (UI
         var snapshot = midStory()
         snapshot.frame = twoToneFrame(width: 480, height: 270, top: (255, 0, 0), bottom: (0, 0, 255))
         let open = StoriesScreen(snapshot: snapshot, paneOpen: true)
-        #expect(StoriesRenderer.pictureBox(open, width: 120, height: 40)?.width == 120 - 59 - 1, "the pane takes 59 columns at 120")
+        #expect(StoriesRenderer.pictureBox(open, width: 120, height: 40)?.width == (120 - 59 - 1) * 4, "the pane takes 59 columns at 120")
         #expect(StoriesRenderer.pictureBox(open, width: 80, height: 24) == nil)  // the pane covers the story
         #expect(StoriesRenderer.pictureBox(open, width: 40, height: 10) == nil)  // too small
     }
@@ -157,12 +218,12 @@ func stripedFrame(width: Int, height: Int, even: (UInt8, UInt8, UInt8), odd: (UI
         let first = grid.changes(since: nil)
         #expect(first.count == 3)  // every row once: nothing drawn yet
         var next = grid
-        next[4, 0] = Cell("X", CellStyle(foreground: 196, background: 21))
-        next[5, 0] = Cell("Y", CellStyle(foreground: 196, background: 21))
+        next[4, 0] = Cell("X", CellStyle(foreground: .palette(196), background: .palette(21)))
+        next[5, 0] = Cell("Y", CellStyle(foreground: .palette(196), background: .palette(21)))
         next[9, 2] = Cell("Z")
         let changes = next.changes(since: grid)
         #expect(changes == [
-            CellRun(x: 4, y: 0, text: "XY", style: CellStyle(foreground: 196, background: 21)),
+            CellRun(x: 4, y: 0, text: "XY", style: CellStyle(foreground: .palette(196), background: .palette(21))),
             CellRun(x: 9, y: 2, text: "Z", style: .plain),
         ])
         #expect(next.changes(since: next).isEmpty)

@@ -1,0 +1,76 @@
+/// How pictures reach the terminal, from the best a terminal can show to the plainest.
+public enum PictureProtocol: String, Sendable, CaseIterable, Equatable {
+    /// The kitty graphics protocol: the frame's pixels, scaled by the terminal (kitty, WezTerm, Ghostty, Konsole).
+    case kitty
+    /// Sixel images (xterm -ti vt340, foot, WezTerm, Konsole, mlterm, Windows Terminal).
+    case sixel
+    /// Cells: block, quadrant and (where the terminal draws them itself) sextant symbols, chosen by chafa.
+    case symbols
+    /// Cells of `▀`/`▄` half blocks only: the conservative mode for fonts without the other symbols.
+    case half
+    /// ASCII characters by brightness (no UTF-8).
+    case ascii
+
+    /// True for the protocols that place images over cells.
+    public var isPixels: Bool { self == .kitty || self == .sixel }
+}
+
+/// How many colours cells can take.
+public enum ColorDepth: Sendable, Equatable, Comparable {
+    /// No colour (`NO_COLOR`, or a terminal without colours).
+    case none
+    /// The 8 or 16 system colours.
+    case palette16
+    /// The xterm 256-colour palette.
+    case palette256
+    /// 24-bit colour (`COLORTERM=truecolor`, or a terminfo with `RGB`/`Tc`).
+    case truecolor
+}
+
+/// A cell's size in pixels, as the terminal reports it (`TIOCGWINSZ`, or its answer to `CSI 16 t`).
+public struct CellPixels: Sendable, Equatable {
+    /// Width.
+    public var width: Int
+    /// Height.
+    public var height: Int
+
+    /// A size.
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
+
+    /// What is assumed when the terminal does not say: a cell twice as tall as wide.
+    public static let assumed = CellPixels(width: 8, height: 16)
+
+    /// Height over width (2 for the assumed cell, 17/8 for xterm's default font).
+    public var aspect: Double { Double(height) / Double(Swift.max(1, width)) }
+}
+
+/// What the terminal showing the stories can do with pictures: the protocol, the colours cells take, the cell's
+/// pixel size and whether the font's symbols beyond half blocks are drawn by the terminal itself.
+public struct PictureOutput: Sendable, Equatable {
+    /// How pictures are sent.
+    public var picture: PictureProtocol
+    /// Colours cells take (also what the symbol modes pick from).
+    public var colors: ColorDepth
+    /// A cell's size in pixels.
+    public var cell: CellPixels
+    /// The terminal draws block and sextant symbols itself (kitty, foot, WezTerm, Ghostty), so every symbol is
+    /// safe; otherwise sextants, which many fonts lack, are left out.
+    public var sextants: Bool
+
+    /// An output.
+    public init(picture: PictureProtocol, colors: ColorDepth, cell: CellPixels = .assumed, sextants: Bool = false) {
+        self.picture = picture
+        self.colors = colors
+        self.cell = cell
+        self.sextants = sextants
+    }
+
+    /// Half blocks in 256 colours where the terminal has UTF-8 and colour, else the ASCII ramp: what is assumed
+    /// before anything is known of the terminal.
+    public static func conservative(unicode: Bool, color: Bool) -> PictureOutput {
+        PictureOutput(picture: unicode ? .half : .ascii, colors: color ? .palette256 : .none)
+    }
+}
