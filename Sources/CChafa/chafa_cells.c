@@ -18,7 +18,7 @@ typedef struct {
     size_t len;
     size_t allocated_len;
 } GString;
-enum { CHAFA_PIXEL_RGB8 = 8, CHAFA_COLOR_SPACE_DIN99D = 1, CHAFA_OPTIMIZATION_NONE = 0 };
+enum { CHAFA_PIXEL_RGBA8_UNASSOCIATED = 4, CHAFA_COLOR_SPACE_DIN99D = 1, CHAFA_OPTIMIZATION_NONE = 0 };
 
 static struct {
     ChafaSymbolMap *(*symbol_map_new)(void);
@@ -105,6 +105,8 @@ int stories_chafa_load(char *error, size_t size) {
 struct stories_chafa {
     ChafaCanvas *canvas;
     int columns, rows, color_mode;
+    uint8_t *rgba;
+    size_t rgba_capacity;
 };
 
 stories_chafa *stories_chafa_new(int columns, int rows, int color_mode, int pixel_mode, unsigned symbols,
@@ -120,7 +122,8 @@ stories_chafa *stories_chafa_new(int columns, int rows, int color_mode, int pixe
     chafa.config_set_pixel_mode(config, pixel_mode);
     chafa.config_set_symbol_map(config, map);
     chafa.config_set_dither_mode(config, dither);
-    chafa.config_set_color_space(config, CHAFA_COLOR_SPACE_DIN99D);
+    // Symbols are matched in a perceptual colour space; sixel's palette is built in RGB (its quantiser expects it).
+    if (pixel_mode == STORIES_CHAFA_SYMBOLS) chafa.config_set_color_space(config, CHAFA_COLOR_SPACE_DIN99D);
     // Every cell is read back one by one; printing (sixels) needs no attribute reuse either.
     chafa.config_set_optimizations(config, CHAFA_OPTIMIZATION_NONE);
     ChafaCanvas *canvas = chafa.canvas_new(config);
@@ -141,7 +144,27 @@ stories_chafa *stories_chafa_new(int columns, int rows, int color_mode, int pixe
 
 void stories_chafa_draw(stories_chafa *canvas, const uint8_t *rgb, int width, int height, int stride) {
     if (!canvas || !rgb || width <= 0 || height <= 0) return;
-    chafa.canvas_draw_all_pixels(canvas->canvas, CHAFA_PIXEL_RGB8, rgb, width, height, stride);
+    // chafa 1.12 misreads packed RGB rows whose length is not a multiple of 4 (odd widths: a sheared picture), so
+    // it is given RGBA.
+    size_t count = (size_t)width * (size_t)height;
+    if (count > canvas->rgba_capacity) {
+        uint8_t *grown = realloc(canvas->rgba, count * 4);
+        if (!grown) return;
+        canvas->rgba = grown;
+        canvas->rgba_capacity = count;
+    }
+    for (int y = 0; y < height; y++) {
+        const uint8_t *from = rgb + (size_t)y * (size_t)stride;
+        uint8_t *to = canvas->rgba + (size_t)y * (size_t)width * 4;
+        for (int x = 0; x < width; x++) {
+            to[4 * x] = from[3 * x];
+            to[4 * x + 1] = from[3 * x + 1];
+            to[4 * x + 2] = from[3 * x + 2];
+            to[4 * x + 3] = 255;
+        }
+    }
+    chafa.canvas_draw_all_pixels(canvas->canvas, CHAFA_PIXEL_RGBA8_UNASSOCIATED, canvas->rgba, width, height,
+                                 width * 4);
 }
 
 void stories_chafa_cells(stories_chafa *canvas, uint32_t *characters, int32_t *foregrounds, int32_t *backgrounds) {
@@ -186,5 +209,6 @@ char *stories_chafa_print(stories_chafa *canvas, size_t *length) {
 void stories_chafa_free(stories_chafa *canvas) {
     if (!canvas) return;
     chafa.canvas_unref(canvas->canvas);
+    free(canvas->rgba);
     free(canvas);
 }
