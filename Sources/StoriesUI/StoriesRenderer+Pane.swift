@@ -15,7 +15,7 @@ extension StoriesRenderer {
         let header = "#".padded(to: 3) + "Story".padded(to: titleWidth) + " " + "Plays".leftPadded(to: playsWidth)
             + " " + "Cached".leftPadded(to: cachedWidth) + " " + "State"
         grid.put(header, x: left, y: y + 1, style: CellStyle(dim: true), maxWidth: inner)
-        let totalsRows = 8
+        let totalsRows = 9
         let listRows = Swift.max(1, height - 2 - totalsRows)
         let stories = snapshot.stories
         let first = Swift.max(0, Swift.min((snapshot.current ?? 0) - listRows / 2, stories.count - listRows))
@@ -76,6 +76,25 @@ extension StoriesRenderer {
         }
     }
 
+    /// How pictures are drawn here, in one line: "sixel, 8×17 px cells", "symbols, 24-bit colour".
+    public static func pictureDescription(_ output: PictureOutput, times: String = "x") -> String {
+        let colours: String
+        switch output.colors {
+        case .truecolor: colours = "24-bit colour"
+        case .palette256: colours = "256 colours"
+        case .palette16: colours = "16 colours"
+        case .none: colours = "no colour"
+        }
+        let cell = "\(output.cell.width)\(times)\(output.cell.height) px cells"
+        switch output.picture {
+        case .kitty: return "kitty graphics, \(cell)"
+        case .sixel: return "sixel, \(cell)"
+        case .symbols: return "symbols, \(colours)"
+        case .half: return "half blocks, \(colours)"
+        case .ascii: return "ASCII, \(colours)"
+        }
+    }
+
     private mutating func drawTotals(x: Int, y: Int, width: Int) {
         let totals = snapshot.totals
         let ratio = totals.hitRatio.map { "\(Int(($0 * 100).rounded()))%" } ?? "-"
@@ -87,6 +106,7 @@ extension StoriesRenderer {
             ("Network", ByteFormat.rate(totals.networkBytesPerSecond)),
             ("Preloading", snapshot.preloading ? "on" : "off (--no-preload)"),
             ("Sound", soundDescription),
+            ("Picture", Self.pictureDescription(screen.output, times: glyphs.times)),
         ]
         for (i, (label, value)) in rows.enumerated() {
             let column = grid.put(label.padded(to: 14), x: x, y: y + i, style: CellStyle(bold: true), maxWidth: width)

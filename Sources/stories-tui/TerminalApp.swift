@@ -50,6 +50,9 @@ enum TerminalApp {
     private static func loop(controller: StoryController, stop: StopFlag, picture: PictureProtocol?) throws {
         let screen = try TerminalScreen(picture: picture)
         defer { screen.stop() }
+        // Said only when asked (STORIES_LOG_LEVEL=info): lines on stderr would cross the screen.
+        CLILogging.logger(quiet: true).info(
+            "pictures: \(StoriesRenderer.pictureDescription(screen.output))\(picture == nil ? " (detected)" : " (--picture)")")
         var model = StoriesScreen(
             snapshot: controller.snapshot(), unicode: screen.unicode, color: screen.color, output: screen.output)
         controller.start()

@@ -108,7 +108,7 @@ enum PictureQuality {
         try """
             {"title": "Still", "stories": [{"id": "s", "title": "Still", "url": "\(source.lastPathComponent)", "duration": 600}]}
             """.write(to: list, atomically: true, encoding: .utf8)
-        let command = "env -u NO_COLOR LANG=C.UTF-8 COLORTERM=truecolor '\(try CLI.binary().path)' '\(list.path)' "
+        let command = "env -u NO_COLOR LANG=C.UTF-8 COLORTERM=truecolor STORIES_LOG_LEVEL=info '\(try CLI.binary().path)' '\(list.path)' "
             + "--picture \(picture) --network lan --cache-dir '\(media.folder.path)/cache' 2>'\(media.folder.path)/stderr.txt'"
         let arguments = ["-c", Self.script, "xterm-e2e", media.folder.path, "sh", "-c", command]
         let run = Task { try await CLI.runTool("/bin/bash", arguments) }
@@ -145,6 +145,9 @@ enum PictureQuality {
         let result = try await run.value
         print("xterm \(picture) \(still): SSIM \(String(format: "%.3f", best)) over \(seen.count) screenshots")
         #expect(!seen.isEmpty, "no screenshot was taken: \(result.stderr)")
+        // The mode in use, as the program says on stderr: a VT340 answers that it has sixel graphics.
+        let said = (try? String(contentsOf: media.folder.appendingPathComponent("stderr.txt"), encoding: .utf8)) ?? ""
+        #expect(said.contains(picture == "auto" ? "pictures: sixel, " : "pictures: symbols, 24-bit colour"), "\(said)")
         #expect(best >= floor, "\(picture) \(still): SSIM \(best) against the source (at least \(floor))")
     }
 }
