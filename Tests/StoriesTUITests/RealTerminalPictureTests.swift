@@ -63,7 +63,7 @@ enum PictureQuality {
         xterm -ti vt340 -b 0 -geometry 120x40+0+0 -fa 'DejaVu Sans Mono' -fs 10 -title stories-e2e -e "$@" &
         for n in $(seq 200); do
             [ -e "$dir/done" ] && break
-            xwd -name stories-e2e -silent >"$dir/next.xwd" 2>/dev/null && mv "$dir/next.xwd" "$dir/shot-$n.xwd"
+            xwd -name stories-e2e -silent -nobdrs >"$dir/next.xwd" 2>/dev/null && mv "$dir/next.xwd" "$dir/shot-$n.xwd"
             sleep 0.3
         done
         """

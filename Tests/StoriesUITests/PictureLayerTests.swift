@@ -20,7 +20,7 @@ import Testing
         #expect(curses[0, 0] == GridImage.placeholder(unicode: true) && curses[4, 0] == .blank)
         _ = layer.before(first, full: true)
         let out = String(decoding: layer.after(first, cursesRuns: [], now: 0), as: UTF8.self)
-        #expect(out.hasPrefix("\u{1B}[1;1H\u{1B}[0;38;2;51;102;153;48;2;51;102;153m▀▀▀\u{1B}[2;1H▀▀▀"))
+        #expect(out.hasPrefix("\u{1B}[1;1H\u{1B}[38;2;51;102;153;48;2;51;102;153m▀▀▀\u{1B}[2;1H▀▀▀"))
         #expect(out.hasSuffix("\u{1B}[0m"))
         // A flicker of a few levels is not sent; a real change is, alone.
         let flicker = Self.grid { x, _ in x < 3 ? 0x346698 : nil }
@@ -30,10 +30,17 @@ import Testing
         changed[1, 1] = Cell("▄", CellStyle(foreground: .rgb(0xFF0000), background: .rgb(0x336699)))
         _ = layer.before(changed, full: false)
         let one = String(decoding: layer.after(changed, cursesRuns: [], now: 0.08), as: UTF8.self)
-        #expect(one == "\u{1B}[2;2H\u{1B}[0;38;2;255;0;0;48;2;51;102;153m▄\u{1B}[0m")
+        #expect(one == "\u{1B}[2;2H\u{1B}[38;2;255;0;0;48;2;51;102;153m▄\u{1B}[0m")
+        // Only the colour that changes is sent; a space needs no foreground.
+        var next = changed
+        next[2, 1] = Cell("▄", CellStyle(foreground: .rgb(0xFF0000), background: .rgb(0x00FF00)))
+        next[3, 1] = Cell(" ", CellStyle(foreground: .rgb(0x123456), background: .rgb(0x00FF00)))
+        _ = layer.before(next, full: false)
+        let two = String(decoding: layer.after(next, cursesRuns: [], now: 0.09), as: UTF8.self)
+        #expect(two == "\u{1B}[2;3H\u{1B}[38;2;255;0;0;48;2;0;255;0m▄ \u{1B}[0m")
         // Cells curses wrote over (an overlay that closed) are drawn again.
         let again = String(
-            decoding: layer.after(changed, cursesRuns: [CellRun(x: 0, y: 0, text: "ab", style: .plain)], now: 0.1),
+            decoding: layer.after(next, cursesRuns: [CellRun(x: 0, y: 0, text: "ab", style: .plain)], now: 0.1),
             as: UTF8.self)
         #expect(again.hasPrefix("\u{1B}[1;1H") && again.filter { $0 == "▀" }.count == 2)
     }

@@ -81,6 +81,23 @@ import Testing
         await rig.close()
     }
 
+    /// The picture's own cells at the cell's pixel size are seldom exactly the video's shape (a 720×1280 video in
+    /// 36×30 cells of 8×17 pixels: 288×510 against 287×510); what draws the frame is given exactly the box then, not
+    /// a frame a pixel short that it would scale again. A box of another shape is still fitted.
+    @Test(arguments: [((97, 54), (97, 54)), ((95, 55), (95, 55)), ((120, 54), (96, 54)), ((96, 80), (96, 54))])
+    func aBoxWithinAPixelOrTwoOfTheVideosShapeIsFilledExactly(box: (Int, Int), expected: (Int, Int)) async throws {
+        let rig = try await Rig()
+        let decoder = try await rig.decoder("bars", box: box)
+        decoder.start()
+        defer { decoder.stop() }
+        decoder.show(at: 1.0)
+        #expect(await eventually { decoder.frame != nil || decoder.failure != nil })
+        let frame = try #require(decoder.frame)
+        #expect(frame.width == expected.0 && frame.height == expected.1, "\(frame.width)x\(frame.height) for \(box)")
+        #expect(frame.rgb.count == frame.width * frame.height * 3)
+        await rig.close()
+    }
+
     @Test func theHeaderAtTheEndIsFoundBySeekingThroughTheLoader() async throws {
         let rig = try await Rig()
         let decoder = try await rig.decoder("tail-moov")

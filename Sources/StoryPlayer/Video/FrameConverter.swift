@@ -59,7 +59,14 @@ final class FrameConverter {
     func picture(from frame: UnsafeMutablePointer<AVFrame>, box: (width: Int, height: Int), time: Double) -> VideoFrame {
         let orientation = orientation(of: frame)
         let shown = displaySize(of: frame, orientation: orientation)
-        let fitted = VideoFrame.fitted(videoWidth: shown.width, videoHeight: shown.height, box: box)
+        var fitted = VideoFrame.fitted(videoWidth: shown.width, videoHeight: shown.height, box: box)
+        // A box within a pixel or two of the video's shape (the picture's own cells) is filled exactly: what draws
+        // it then needs no second scaling.
+        if abs(fitted.width - box.width) <= Swift.max(2, box.width / 100),
+            abs(fitted.height - box.height) <= Swift.max(2, box.height / 100)
+        {
+            fitted = box
+        }
         let scaled = orientation.swapsSides ? (width: fitted.height, height: fitted.width) : fitted
         var source = frame
         var mapped: UnsafeMutablePointer<AVFrame>?

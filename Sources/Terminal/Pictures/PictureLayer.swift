@@ -104,7 +104,10 @@ public struct PictureLayer: Sendable {
     private mutating func cells(_ grid: CellGrid) -> [UInt8] {
         var out: [UInt8] = []
         var cursor: (x: Int, y: Int)?
-        var style: CellStyle?
+        // The colours the terminal has now (nil: not known yet), so each cell sends only what changes: a space
+        // shows no foreground, a full block no background.
+        var foreground: CellPaint??
+        var background: CellPaint??
         for y in 0..<grid.height {
             for x in 0..<grid.width {
                 let index = y * grid.width + x
@@ -115,16 +118,22 @@ public struct PictureLayer: Sendable {
                 }
                 if let shown = shownCells[index], Self.close(shown, cell) { continue }
                 if cursor.map({ $0.x != x || $0.y != y }) ?? true { out += Array("\u{1B}[\(y + 1);\(x + 1)H".utf8) }
-                if style != cell.style {
-                    out += Self.sgr(cell.style)
-                    style = cell.style
+                var parts: [String] = []
+                if cell.character != " ", foreground.map({ $0 != cell.style.foreground }) ?? true {
+                    parts.append(Self.sgr(cell.style.foreground, base: 30))
+                    foreground = .some(cell.style.foreground)
                 }
+                if cell.character != "█", background.map({ $0 != cell.style.background }) ?? true {
+                    parts.append(Self.sgr(cell.style.background, base: 40))
+                    background = .some(cell.style.background)
+                }
+                if !parts.isEmpty { out += Array("\u{1B}[\(parts.joined(separator: ";"))m".utf8) }
                 out += Array(String(cell.character).utf8)
                 cursor = (x + 1, y)
                 shownCells[index] = cell
             }
         }
-        if style != nil { out += Array("\u{1B}[0m".utf8) }
+        if foreground != nil || background != nil { out += Array("\u{1B}[0m".utf8) }
         return out
     }
 
@@ -146,15 +155,12 @@ public struct PictureLayer: Sendable {
         }
     }
 
-    /// The SGR sequence for a 24-bit style.
-    static func sgr(_ style: CellStyle) -> [UInt8] {
-        func part(_ paint: CellPaint?, _ base: Int) -> String {
-            switch paint {
-            case .rgb(let value)?: return "\(base + 8);2;\((value >> 16) & 0xFF);\((value >> 8) & 0xFF);\(value & 0xFF)"
-            case .palette(let index)?: return "\(base + 8);5;\(index)"
-            case nil: return "\(base + 9)"
-            }
+    /// The SGR parameters for a colour (`base` 30: foreground, 40: background).
+    static func sgr(_ paint: CellPaint?, base: Int) -> String {
+        switch paint {
+        case .rgb(let value)?: return "\(base + 8);2;\((value >> 16) & 0xFF);\((value >> 8) & 0xFF);\(value & 0xFF)"
+        case .palette(let index)?: return "\(base + 8);5;\(index)"
+        case nil: return "\(base + 9)"
         }
-        return Array("\u{1B}[0;\(part(style.foreground, 30));\(part(style.background, 40))m".utf8)
     }
 }
