@@ -118,7 +118,7 @@ enum PictureQuality {
         var best = 0.0
         var seen = Set<String>()
         let deadline = ContinuousClock.now + .seconds(60)
-        let floor = picture == "auto" ? 0.85 : 0.6
+        let floor = picture == "auto" ? 0.95 : 0.85
         while ContinuousClock.now < deadline, best < floor {
             let shots = ((try? FileManager.default.contentsOfDirectory(atPath: media.folder.path)) ?? [])
                 .filter { $0.hasPrefix("shot-") && !seen.contains($0) }

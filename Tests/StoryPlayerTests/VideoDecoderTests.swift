@@ -98,6 +98,24 @@ import Testing
         await rig.close()
     }
 
+    /// A frame that stays on screen (a still, a pause) is drawn again at a new size when the picture's box changes.
+    @Test func theFrameOnScreenIsConvertedAgainWhenTheBoxChanges() async throws {
+        let rig = try await Rig()
+        let decoder = try await rig.decoder("bars", box: (96, 54))
+        decoder.start()
+        defer { decoder.stop() }
+        decoder.show(at: 1.0)
+        #expect(await eventually { (decoder.frame?.time ?? 0) >= 0.9 || decoder.failure != nil })
+        let before = try #require(decoder.frame)
+        let shown = decoder.counts.shown
+        #expect(before.width == 96)
+        decoder.resize(to: (48, 27))
+        #expect(await eventually { decoder.frame?.width == 48 })
+        #expect(decoder.frame?.height == 27 && decoder.frame?.time == before.time)
+        #expect(decoder.counts.shown == shown)  // the same frame, not a new one
+        await rig.close()
+    }
+
     @Test func theHeaderAtTheEndIsFoundBySeekingThroughTheLoader() async throws {
         let rig = try await Rig()
         let decoder = try await rig.decoder("tail-moov")

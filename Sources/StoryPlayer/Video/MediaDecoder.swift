@@ -164,12 +164,20 @@ public final class MediaDecoder: @unchecked Sendable {
     private func decodeLoop(_ reader: FrameReader, sound: SoundQueue?) throws {
         let cadence = FrameCadence(framesPerSecond: reader.framesPerSecond)
         locked { $0.cadence = cadence }
-        guard let pending = av_frame_alloc(), let due = av_frame_alloc() else { throw VideoDecodeError("out of memory") }
+        guard let pending = av_frame_alloc(), let due = av_frame_alloc(), let shown = av_frame_alloc() else {
+            throw VideoDecodeError("out of memory")
+        }
         var pendingFrame: UnsafeMutablePointer<AVFrame>? = pending
         var dueFrame: UnsafeMutablePointer<AVFrame>? = due
+        // The decoded frame on screen, kept to convert again when the box changes (a still, a pause, the first
+        // frame before the picture's exact size was known).
+        var shownFrame: UnsafeMutablePointer<AVFrame>? = shown
+        var shownBox: (width: Int, height: Int)?
+        var shownTime = 0.0
         defer {
             av_frame_free(&pendingFrame)
             av_frame_free(&dueFrame)
+            av_frame_free(&shownFrame)
         }
         var pendingTime: Double?
         var ended = false
@@ -237,7 +245,10 @@ public final class MediaDecoder: @unchecked Sendable {
                 let box = locked { $0.box }
                 // The frame's own size: an HLS story's picture changes size where it switches variant.
                 let picture = reader.picture(due, box: box, time: time)
-                av_frame_unref(due)
+                av_frame_unref(shown)
+                av_frame_move_ref(shown, due)
+                shownBox = box
+                shownTime = time
                 locked { s in
                     s.frame = picture
                     s.counts.shown += 1
@@ -245,8 +256,14 @@ public final class MediaDecoder: @unchecked Sendable {
                     s.counts.skipped += skipped
                 }
                 onFrame?(time)
-            } else if skipped > 0 {
-                locked { $0.counts.skipped += skipped }
+            } else {
+                if skipped > 0 { locked { $0.counts.skipped += skipped } }
+                let box = locked { $0.box }
+                if let previous = shownBox, previous != box {
+                    let picture = reader.picture(shown, box: box, time: shownTime)
+                    shownBox = box
+                    locked { $0.frame = picture }
+                }
             }
             let next = pendingTime
             locked { $0.upcoming = next }
