@@ -35,6 +35,7 @@ static struct {
     void (*config_set_dither_mode)(ChafaCanvasConfig *, int);
     void (*config_set_color_space)(ChafaCanvasConfig *, int);
     void (*config_set_optimizations)(ChafaCanvasConfig *, int);
+    void (*config_set_work_factor)(ChafaCanvasConfig *, float);
     ChafaCanvas *(*canvas_new)(const ChafaCanvasConfig *);
     void (*canvas_unref)(ChafaCanvas *);
     void (*canvas_draw_all_pixels)(ChafaCanvas *, int, const uint8_t *, int, int, int);
@@ -82,6 +83,7 @@ static void load(void) {
     LOAD(config_set_dither_mode, "chafa_canvas_config_set_dither_mode");
     LOAD(config_set_color_space, "chafa_canvas_config_set_color_space");
     LOAD(config_set_optimizations, "chafa_canvas_config_set_optimizations");
+    LOAD(config_set_work_factor, "chafa_canvas_config_set_work_factor");
     LOAD(canvas_new, "chafa_canvas_new");
     LOAD(canvas_unref, "chafa_canvas_unref");
     LOAD(canvas_draw_all_pixels, "chafa_canvas_draw_all_pixels");
@@ -93,6 +95,10 @@ static void load(void) {
     LOAD(term_db_get_fallback_info, "chafa_term_db_get_fallback_info");
     LOAD(term_info_unref, "chafa_term_info_unref");
     LOAD(g_string_free, "g_string_free");  // glib, which libchafa links
+    // One thread: a frame is a few milliseconds of work, which chafa's thread pool spreads at more total cost
+    // (and the decoder already keeps the other cores busy).
+    void (*set_threads)(int) = (void (*)(int))dlsym(library, "chafa_set_n_threads");
+    if (set_threads) set_threads(1);
     loaded = 1;
 }
 
@@ -110,7 +116,8 @@ struct stories_chafa {
 };
 
 stories_chafa *stories_chafa_new(int columns, int rows, int color_mode, int pixel_mode, unsigned symbols,
-                                 unsigned exclude, int dither, int cell_width, int cell_height) {
+                                 unsigned exclude, int dither, int cell_width, int cell_height, int perceptual,
+                                 float work) {
     if (!stories_chafa_load(NULL, 0) || columns <= 0 || rows <= 0) return NULL;
     ChafaSymbolMap *map = chafa.symbol_map_new();
     chafa.symbol_map_add_by_tags(map, symbols);
@@ -122,8 +129,8 @@ stories_chafa *stories_chafa_new(int columns, int rows, int color_mode, int pixe
     chafa.config_set_pixel_mode(config, pixel_mode);
     chafa.config_set_symbol_map(config, map);
     chafa.config_set_dither_mode(config, dither);
-    // Symbols are matched in a perceptual colour space; sixel's palette is built in RGB (its quantiser expects it).
-    if (pixel_mode == STORIES_CHAFA_SYMBOLS) chafa.config_set_color_space(config, CHAFA_COLOR_SPACE_DIN99D);
+    if (perceptual) chafa.config_set_color_space(config, CHAFA_COLOR_SPACE_DIN99D);
+    if (work > 0) chafa.config_set_work_factor(config, work);
     // Every cell is read back one by one; printing (sixels) needs no attribute reuse either.
     chafa.config_set_optimizations(config, CHAFA_OPTIMIZATION_NONE);
     ChafaCanvas *canvas = chafa.canvas_new(config);

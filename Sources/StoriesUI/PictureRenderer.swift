@@ -19,17 +19,21 @@ public enum PictureRenderer {
         return (Swift.max(1, Swift.min(width, columns)), Swift.max(1, Swift.min(height, rows)))
     }
 
-    /// The pixel box the decoder scales frames to for an area of `width`×`height` cells (square pixels): the
-    /// picture's own cells at the cell's real pixel size once a frame says the video's shape (so chafa is given
-    /// exactly the pixels it draws, with no second scaling: a sixel image of a 720×1280 frame loses 0.04 SSIM to
-    /// one), the whole area before that.
+    /// The pixel box the decoder scales frames to for an area of `width`×`height` cells (square pixels). Once a
+    /// frame says the video's shape, it is the picture's own cells: at the cell's real pixel size for images (so
+    /// chafa is given exactly the pixels it draws, with no second scaling: a sixel image of a 720×1280 frame loses
+    /// 0.04 SSIM to one), at half of it for symbols (chafa looks at 8×8 samples a cell; more costs time and shows
+    /// nothing). Before that, the whole area.
     public static func decoderBox(
         width: Int, height: Int, output: PictureOutput, frame: VideoFrame? = nil
     ) -> (width: Int, height: Int) {
         let cell = output.cell
-        guard let frame, frame.width > 0, frame.height > 0 else { return (width * cell.width, height * cell.height) }
+        let divisor = output.picture.isPixels ? 1 : 2
+        guard let frame, frame.width > 0, frame.height > 0 else {
+            return (width * cell.width / divisor, height * cell.height / divisor)
+        }
         let (columns, rows) = size(of: frame, width: width, height: height, cell: cell)
-        return (columns * cell.width, rows * cell.height)
+        return (columns * cell.width / divisor, rows * cell.height / divisor)
     }
 
     /// Draws `frame` centred in the area at column `x`, row `y`, `width`×`height` cells; cells around it are left

@@ -59,8 +59,14 @@ enum PictureQuality {
         Xvfb -displayfd 3 -screen 0 1280x800x24 -nolisten tcp 3>"$dir/display" >"$dir/xvfb.log" 2>&1 &
         for i in $(seq 100); do [ -s "$dir/display" ] && break; sleep 0.1; done
         [ -s "$dir/display" ] || { echo "Xvfb did not start: $(cat "$dir/xvfb.log")" >&2; exit 90; }
-        export DISPLAY=:$(cat "$dir/display")
-        xterm -ti vt340 -b 0 -geometry 120x40+0+0 -fa 'DejaVu Sans Mono' -fs 10 -title stories-e2e -e "$@" &
+        d=$(cat "$dir/display"); export DISPLAY=:$d
+        for i in $(seq 100); do [ -S "/tmp/.X11-unix/X$d" ] && break; sleep 0.1; done
+        # A loaded machine can refuse the first connection: a terminal that died at once is started again.
+        for attempt in 1 2 3; do
+            xterm -ti vt340 -b 0 -geometry 120x40+0+0 -fa 'DejaVu Sans Mono' -fs 10 -title stories-e2e -e "$@" &
+            for i in $(seq 20); do xwd -name stories-e2e -silent -nobdrs >/dev/null 2>&1 && break 2; sleep 0.1; done
+            kill -0 $! 2>/dev/null && break
+        done
         for n in $(seq 200); do
             [ -e "$dir/done" ] && break
             xwd -name stories-e2e -silent -nobdrs >"$dir/next.xwd" 2>/dev/null && mv "$dir/next.xwd" "$dir/shot-$n.xwd"
@@ -112,7 +118,7 @@ enum PictureQuality {
             + "--picture \(picture) --network lan --cache-dir '\(media.folder.path)/cache' 2>'\(media.folder.path)/stderr.txt'"
         let arguments = ["-c", Self.script, "xterm-e2e", media.folder.path, "sh", "-c", command]
         let run = Task { try await CLI.runTool("/bin/bash", arguments) }
-        defer { FileManager.default.createFile(atPath: media.folder.appendingPathComponent("done").path, contents: nil) }
+        defer { _ = FileManager.default.createFile(atPath: media.folder.appendingPathComponent("done").path, contents: nil) }
 
         // The goal is where the picture should be: 120×40 cells, the story area from row 3, 30 rows tall.
         var best = 0.0
@@ -141,7 +147,7 @@ enum PictureQuality {
             }
             if best < floor { try await Task.sleep(for: .milliseconds(200)) }
         }
-        FileManager.default.createFile(atPath: media.folder.appendingPathComponent("done").path, contents: nil)
+        _ = FileManager.default.createFile(atPath: media.folder.appendingPathComponent("done").path, contents: nil)
         let result = try await run.value
         print("xterm \(picture) \(still): SSIM \(String(format: "%.3f", best)) over \(seen.count) screenshots")
         #expect(!seen.isEmpty, "no screenshot was taken: \(result.stderr)")

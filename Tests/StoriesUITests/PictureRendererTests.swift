@@ -171,13 +171,14 @@ func near(_ a: (Int, Int, Int)?, _ b: (Int, Int, Int), within: Int) -> Bool {
         #expect(caption == (rows.last ?? 0) + 1)
         #expect(row(grid, containing: "Buffer") == caption + 2)
         let box = StoriesRenderer.pictureBox(StoriesScreen(snapshot: snapshot), width: 120, height: 40)
-        // The decoder is asked for the picture's own cells at the cell's pixel size (8×16 assumed).
+        // The decoder is asked for the picture's own cells at half the cell's pixel size (8×16 assumed): chafa
+        // looks at 8×8 samples a cell.
         let columns = (0..<120).filter { grid[$0, rows[0]].style.background != nil }.count
-        #expect(box?.width == columns * 8 && box?.height == 16 * rows.count, "\(String(describing: box))")
+        #expect(box?.width == columns * 4 && box?.height == 8 * rows.count, "\(String(describing: box))")
         var before = snapshot
         before.frame = nil
         let area = StoriesRenderer.pictureBox(StoriesScreen(snapshot: before), width: 120, height: 40)
-        #expect(area?.width == 120 * 8 && area?.height == 16 * (caption - 3))  // the whole area from row 3
+        #expect(area?.width == 120 * 4 && area?.height == 8 * (caption - 3))  // the whole area from row 3
 
         snapshot.status?.state = .stalled
         let stalled = StoriesRenderer.render(StoriesScreen(snapshot: snapshot), width: 120, height: 40)
@@ -211,7 +212,7 @@ func near(_ a: (Int, Int, Int)?, _ b: (Int, Int, Int), within: Int) -> Bool {
         var snapshot = midStory()
         snapshot.frame = twoToneFrame(width: 480, height: 270, top: (255, 0, 0), bottom: (0, 0, 255))
         let open = StoriesScreen(snapshot: snapshot, paneOpen: true)
-        #expect(StoriesRenderer.pictureBox(open, width: 120, height: 40)?.width == (120 - 59 - 1) * 8, "the pane takes 59 columns at 120")
+        #expect(StoriesRenderer.pictureBox(open, width: 120, height: 40)?.width == (120 - 59 - 1) * 4, "the pane takes 59 columns at 120")
         #expect(StoriesRenderer.pictureBox(open, width: 80, height: 24) == nil)  // the pane covers the story
         #expect(StoriesRenderer.pictureBox(open, width: 40, height: 10) == nil)  // too small
     }

@@ -41,9 +41,12 @@ enum { STORIES_CHAFA_DITHER_NONE = 0, STORIES_CHAFA_DITHER_ORDERED = 1, STORIES_
 int stories_chafa_load(char *error, size_t size);
 
 // A canvas of `columns`×`rows` cells, each `cell_width`×`cell_height` pixels (what sixel images are sized by).
-// `symbols` is a set of STORIES_CHAFA_TAG_*, `exclude` tags taken out of it. NULL when the library is missing.
+// `symbols` is a set of STORIES_CHAFA_TAG_*, `exclude` tags taken out of it; `perceptual` matches colours in
+// DIN99d rather than RGB; `work` (0 to 1, 0 for chafa's default) is how hard symbols are searched. NULL when the
+// library is missing.
 stories_chafa *stories_chafa_new(int columns, int rows, int color_mode, int pixel_mode, unsigned symbols,
-                                 unsigned exclude, int dither, int cell_width, int cell_height);
+                                 unsigned exclude, int dither, int cell_width, int cell_height, int perceptual,
+                                 float work);
 // Draws packed RGB pixels (`stride` bytes a row), scaled to fill the canvas.
 void stories_chafa_draw(stories_chafa *canvas, const uint8_t *rgb, int width, int height, int stride);
 // Each cell's character and colours, row-major: packed 0xRRGGBB in true colour, palette indices otherwise; -1 for
