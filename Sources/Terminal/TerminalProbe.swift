@@ -12,7 +12,12 @@ enum TerminalProbe {
         var raw = saved
         raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
         _ = tcsetattr(0, TCSANOW, &raw)
-        defer { _ = tcsetattr(0, TCSANOW, &saved) }
+        // Whatever came back and was not read (an answer cut short by the timeout) must not reach curses as keys:
+        // an ESC would quit.
+        defer {
+            _ = tcflush(0, TCIFLUSH)
+            _ = tcsetattr(0, TCSANOW, &saved)
+        }
         let query = TerminalAnswers.query
         _ = query.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
         var received: [UInt8] = []
