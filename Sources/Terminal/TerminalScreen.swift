@@ -82,9 +82,6 @@ public final class TerminalScreen {
         layer = PictureLayer(picture: output.picture, unicode: unicode, bytesPerSecond: pictureBytesPerSecond)
     }
 
-    /// Bytes of pictures sent and frames skipped to stay within the byte cap.
-    public var pictureBudget: PictureBudget { layer.budget }
-
     deinit { stop() }
 
     /// Columns and rows now.

@@ -97,6 +97,31 @@ import Testing
         #expect(Double(layer.budget.sent) <= 100_000 * 1.0 + 25_000 + 10_000)
     }
 
+    @Test func aSkippedFrameIsNeverEncoded() {
+        final class Counter: @unchecked Sendable { var encoded = 0 }
+        let counter = Counter()
+        var layer = PictureLayer(picture: .sixel, unicode: true, bytesPerSecond: 100_000)
+        var sent = 0
+        for n in 0..<50 {
+            let frame = ChafaPicture.Pixels(width: 2, height: 2, rgb: [UInt8](repeating: UInt8(n), count: 12))
+            var grid = CellGrid(width: 20, height: 10)
+            grid.image = GridImage(x: 0, y: 0, columns: 20, rows: 10, pixels: frame)
+            _ = layer.before(grid, full: n == 0)
+            let out = layer.after(grid, cursesRuns: [], now: Double(n) / 50) { _ in
+                counter.encoded += 1
+                return [UInt8](repeating: 0x3F, count: 10_000)  // a 10 kB sixel image
+            }
+            if !out.isEmpty { sent += 1 }
+        }
+        #expect(sent < 20, "\(sent) frames sent")
+        #expect(counter.encoded == sent, "\(counter.encoded) images made for \(sent) sent")
+        // The same frame again costs nothing, not even a look at the budget.
+        let skipped = layer.budget.skipped
+        var same = CellGrid(width: 20, height: 10)
+        same.image = layer.shownImage
+        #expect(layer.after(same, cursesRuns: [], now: 1.5).isEmpty && layer.budget.skipped == skipped)
+    }
+
     @Test func aWriteThatBlockedLowersTheRateAndFastWritesRaiseItBack() {
         var budget = PictureBudget(limit: 1_000_000)
         budget.wrote(100_000, seconds: 0.5)  // the terminal took 200 kB/s

@@ -22,17 +22,22 @@ public struct PictureBudget: Sendable, Equatable {
         available = limit / 4
     }
 
-    /// Whether a frame of `bytes` may be sent at `now` (seconds); when it may, its bytes are spent.
-    public mutating func allow(_ bytes: Int, now: Double) -> Bool {
+    /// Whether a frame of about `bytes` may be sent at `now` (seconds); a frame that may not is counted as skipped.
+    /// Asked before the frame is made, so a skipped frame costs no encoding.
+    public mutating func hasRoom(for bytes: Int, now: Double) -> Bool {
         refill(now: now)
         // A frame larger than what a quarter second holds is allowed when the budget is full, then paid off.
         guard available >= Double(bytes) || available >= rate / 4 else {
             skipped += 1
             return false
         }
+        return true
+    }
+
+    /// Spends `bytes` on a frame sent.
+    public mutating func spend(_ bytes: Int) {
         available -= Double(bytes)
         sent += bytes
-        return true
     }
 
     /// Tells how long writing `bytes` took: a write that blocked means the terminal drains slower than the rate.

@@ -13,8 +13,10 @@ public struct PictureLayer: Sendable {
     public private(set) var budget: PictureBudget
     /// The image on screen now.
     public private(set) var shownImage: GridImage?
-    private var shownCells: [Int: Cell] = [:]
-    private var width = 0
+    /// The image's size when last sent: what the next one is expected to cost.
+    private var imageBytes = 0
+    /// The 24-bit cells on screen, row-major (nil: not one, or not known).
+    private var shownCells: [Cell?] = []
 
     /// A layer for `picture`, sending at most `bytesPerSecond` of images.
     public init(picture: PictureProtocol, unicode: Bool, bytesPerSecond: Double = 8_000_000) {
@@ -44,8 +46,9 @@ public struct PictureLayer: Sendable {
     /// cleared and drawn anew.
     public mutating func before(_ grid: CellGrid, full: Bool) -> [UInt8] {
         var out: [UInt8] = []
-        if full || width != grid.width { shownCells = [:] }
-        width = grid.width
+        if full || shownCells.count != grid.width * grid.height {
+            shownCells = Array(repeating: nil, count: grid.width * grid.height)
+        }
         guard let shown = shownImage else { return out }
         if full || grid.image.map({ !$0.samePlace(as: shown) }) ?? true {
             switch picture {
@@ -69,8 +72,11 @@ public struct PictureLayer: Sendable {
         _ grid: CellGrid, cursesRuns: [CellRun], now: Double,
         sixel: (GridImage) -> [UInt8]? = { _ in nil }
     ) -> [UInt8] {
+        if shownCells.count != grid.width * grid.height {
+            shownCells = Array(repeating: nil, count: grid.width * grid.height)
+        }
         for run in cursesRuns {
-            for x in run.x..<(run.x + run.text.count) { shownCells[run.y * grid.width + x] = nil }
+            for x in run.x..<Swift.min(grid.width, run.x + run.text.count) { shownCells[run.y * grid.width + x] = nil }
         }
         var out = cells(grid)
         if let image = grid.image {
@@ -78,15 +84,18 @@ public struct PictureLayer: Sendable {
                 run.y >= image.y && run.y < image.y + image.rows && run.x < image.x + image.columns
                     && run.x + run.text.count > image.x
             }
-            if damaged || shownImage != image {
+            // A frame the budget cannot take is skipped, before it is encoded; the one on screen stays (unless it
+            // was written over or there is none).
+            if damaged || shownImage != image, damaged || shownImage == nil || budget.hasRoom(for: imageBytes, now: now) {
                 let bytes: [UInt8]?
                 switch picture {
                 case .kitty: bytes = KittyImage.show(image.pixels, columns: image.columns, rows: image.rows, id: Self.kittyID)
                 case .sixel: bytes = sixel(image)
                 default: bytes = nil
                 }
-                // A frame the budget cannot take is skipped; the one on screen stays (unless it was written over).
-                if let bytes, damaged || shownImage == nil || budget.allow(bytes.count, now: now) {
+                if let bytes {
+                    budget.spend(bytes.count)
+                    imageBytes = bytes.count
                     out += Array("\u{1B}[\(image.y + 1);\(image.x + 1)H".utf8)
                     out += bytes
                     shownImage = image
