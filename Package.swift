@@ -48,10 +48,13 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
+        // How much of what the proxy sent a client on this machine has read (Linux socket diagnostics).
+        .target(name: "CSocketQueue"),
         .target(
             name: "MediaProxy",
             dependencies: [
                 "MediaCache",
+                "CSocketQueue",
                 "MediaFormats",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -233,9 +233,18 @@ final class ProxyHandler: ChannelDuplexHandler, @unchecked Sendable {
         var request = LoadingRequest(
             url: url, cacheKey: key, requestedOffset: range.lowerBound, requestedLength: Int64(range.count))
         request.expectedVersion = version
+        // Origin requests follow what the client reads: it may stop at any byte.
+        request.readAhead = ProxyServer.readAhead
+        // A client that leaves stops its fetch at once (what arrived is kept): a seek costs no more than the bytes
+        // already on their way.
+        request.finishesBlockWhenAbandoned = false
         let chunks = server.loader.load(request).makeAsyncIterator()
+        let patience = Duration.milliseconds(Int64(server.idleTimeout * 1000))
         do {
-            while let chunk = try await chunks.next() {
+            while true {
+                // Bytes that would cost an origin request go out only to a client that read all it was sent.
+                if chunks.nextReadStartsOriginRequest { try await ClientReading.waitUntilRead(channel, atMost: patience) }
+                guard let chunk = try await chunks.next() else { break }
                 var buffer = channel.allocator.buffer(capacity: chunk.bytes.count)
                 buffer.writeBytes(chunk.bytes)
                 // Waiting for each write keeps at most one chunk queued per client (back-pressure).

@@ -13,6 +13,8 @@ public final class ProxyServer: Sendable {
     /// The secret path segment every request must start with.
     public let token: String
     let loader: MediaLoader
+    /// Seconds a connection may go without a write (or a client without reading) before it is closed.
+    let idleTimeout: TimeInterval
     let logger: Logger
     /// Told of every request answered (an access log).
     let onAccess: (@Sendable (ProxyAccess) -> Void)?
@@ -21,6 +23,8 @@ public final class ProxyServer: Sendable {
 
     /// How long a request waits for the once-per-session check of a cached copy before it is served anyway.
     static let validationWait: Duration = .seconds(1)
+    /// The first origin request for a client's read runs this far past its offset (then twice what it has read).
+    static let readAhead: Int64 = 64 << 10
 
     /// Client connections open now.
     public var openConnections: Int { connections.value.load(ordering: .sequentiallyConsistent) }
@@ -37,6 +41,7 @@ public final class ProxyServer: Sendable {
         logger: Logger = Logger(label: "MediaProxy"), onAccess: (@Sendable (ProxyAccess) -> Void)? = nil
     ) async throws {
         self.loader = loader
+        self.idleTimeout = idleTimeout
         self.logger = logger
         self.onAccess = onAccess
         if let token {

@@ -47,6 +47,16 @@ import Testing
         #expect(p.fetches[1]?.target == 600)
     }
 
+    /// A client that jumps about (a proxy's client) fetches from exactly where it reads to exactly its read-ahead,
+    /// not from its block's start to a block's end.
+    @Test func anExactFetchStartsAndEndsWhereTheReaderAsks() {
+        var p = planner()
+        let (plan, _) = p.plan(
+            offset: 250, end: 330, length: 10_000, available: ByteRangeSet(), holding: nil, newID: 1, exact: true)
+        #expect(plan == .start(fetchID: 1, start: 250, target: 330))
+        #expect(p.isFetching(300) && !p.isFetching(330) && !p.isFetching(200))
+    }
+
     @Test func aFetchNobodyWantsFinishesItsBlockOrStopsAtOnce() {
         var p = planner()
         _ = p.plan(offset: 0, end: nil, length: 10_000, available: ByteRangeSet(), holding: nil, newID: 1)

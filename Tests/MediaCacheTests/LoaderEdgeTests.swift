@@ -249,3 +249,51 @@ extension ContentRange {
         self.completeLength = completeLength
     }
 }
+
+/// A reader with a read-ahead (a proxy's client that may stop at any byte) costs the origin its read-ahead, not
+/// the rest of the file, and one that keeps reading gets requests that grow with what it read.
+@Suite struct ReadAheadTests {
+    @Test func aReaderThatStopsEarlyCostsItsReadAheadAndOneThatGoesOnGetsGrowingRequests() async throws {
+        let h = try await LoaderHarness()
+        let bytes = content(2_000_000)
+        h.origin.set(OriginResource(bytes: bytes), at: "/r.mp4")
+        let url = h.url("r.mp4")
+        _ = try await h.loader.contentInformation(for: url)
+        await h.origin.resetCounters()
+        // A prober jumps to 1 MB, takes a few bytes and leaves.
+        do {
+            var probe = LoadingRequest(url: url, requestedOffset: 1_000_000, requestedLength: 1_000_000)
+            probe.readAhead = 20_000
+            probe.finishesBlockWhenAbandoned = false
+            let iterator = h.loader.load(probe).makeAsyncIterator()
+            let first = try #require(try await iterator.next())
+            #expect(first.offset == 1_000_000)
+            #expect(first.bytes == Array(bytes[1_000_000..<(1_000_000 + first.bytes.count)]))
+        }
+        await h.loader.coordinator.waitUntilIdle()
+        await h.origin.waitUntilIdle()
+        #expect(h.origin.bodyBytesSent <= 20_000)
+        #expect(h.origin.requests.map(\.range) == ["bytes=1000000-1019999"])
+        await h.origin.resetCounters()
+        // A reader that keeps reading: each request at most twice what it had read when it was made.
+        var reader = LoadingRequest(url: url, requestedOffset: 1_200_000)
+        reader.readAhead = 20_000
+        #expect(try await h.loader.data(reader) == Array(bytes[1_200_000...]))
+        let sizes = h.origin.requests.filter { $0.method == "GET" }.compactMap { Self.size(of: $0.range) }
+        #expect(sizes.first == 20_000)
+        #expect(sizes.count >= 3 && sizes.count <= 8, "\(sizes)")
+        var read = 0
+        for size in sizes {
+            #expect(size <= Swift.max(20_000, 2 * read), "\(sizes)")
+            read += size
+        }
+        await h.close()
+    }
+
+    static func size(of range: String?) -> Int? {
+        guard let range, range.hasPrefix("bytes=") else { return nil }
+        let parts = range.dropFirst(6).split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 2, let from = Int(parts[0]), let to = Int(parts[1]) else { return nil }
+        return to - from + 1
+    }
+}

@@ -68,15 +68,19 @@ import Glibc
             process.executableURL = try CLI.binary()
             process.arguments = ["fetch", url, "--cache-dir", cache, "--output", scratch.path + "/out.bin"]
             process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
             try FileManager.default.createDirectory(at: scratch.url, withIntermediateDirectories: true)
+            let errors = scratch.path + "/stderr-\(round).txt"
+            _ = FileManager.default.createFile(atPath: errors, contents: nil)
+            process.standardError = FileHandle(forWritingAtPath: errors) ?? FileHandle.nullDevice
             try process.run()
             // Poll, with a deadline, until this round's bytes have gone out; then kill mid-transfer.
             let deadline = ContinuousClock.now + .seconds(30)
             while origin.bodyBytesSent - before < threshold, process.isRunning, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(5))
             }
-            #expect(process.isRunning, "round \(round): fetch ended before it was killed")
+            #expect(
+                process.isRunning,
+                "round \(round): fetch ended before it was killed: \(String(decoding: FileManager.default.contents(atPath: errors) ?? Data(), as: UTF8.self))")
             kill(process.processIdentifier, SIGKILL)
             try await offPool { process.waitUntilExit() }
             received += origin.bodyBytesSent - before

@@ -82,14 +82,17 @@ final class FetchCoordinator: Sendable {
 
     /// Plans the bytes at `offset` for a reader (see `FetchPlanner.plan`).
     func plan(
-        key: CacheKey, offset: Int64, end: Int64?, length: Int64?, available: ByteRangeSet, holding: Int?
+        key: CacheKey, offset: Int64, end: Int64?, length: Int64?, available: ByteRangeSet, holding: Int?,
+        exact: Bool = false
     ) -> FetchPlan {
         let id = state.withLockedValue { s -> Int in
             defer { s.nextID += 1 }
             return s.nextID
         }
         return update(key, waking: false) { planner in
-            planner.plan(offset: offset, end: end, length: length, available: available, holding: holding, newID: id)
+            planner.plan(
+                offset: offset, end: end, length: length, available: available, holding: holding, newID: id,
+                exact: exact)
         }
     }
 
@@ -215,6 +218,15 @@ final class FetchCoordinator: Sendable {
         let tasks = state.withLockedValue { s in s.keys.values.flatMap { $0.tasks.values } }
         for task in tasks { task.cancel() }
         return tasks
+    }
+
+    /// Fetches whose task still runs, across every resource.
+    var runningFetches: Int { state.withLockedValue { s in s.keys.values.reduce(0) { $0 + $1.tasks.count } } }
+
+    /// Waits (polling, up to `timeout`) until no fetch task runs.
+    func waitUntilIdle(timeout: Duration = .seconds(10)) async {
+        let deadline = ContinuousClock.now + timeout
+        while runningFetches > 0, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(5)) }
     }
 
     /// How many resources have coordination state (bounded: idle ones are dropped past `maxIdleKeys`).

@@ -107,9 +107,11 @@ struct FetchPlanner: Sendable {
 
     /// Decides how the bytes at `offset` will arrive for a reader that wants up to `end` (nil: to the end) and
     /// holds `holding`: join an in-flight fetch that will reach them soon, or start fetch `newID` over the missing
-    /// run from `offset`. `available` is what the store can read now.
+    /// run from `offset`. `available` is what the store can read now. `exact` starts a new fetch at `offset` and
+    /// ends it at `end` themselves, not at their blocks' edges (a client that jumps about reads where it asks).
     mutating func plan(
-        offset: Int64, end: Int64?, length: Int64?, available: ByteRangeSet, holding: Int?, newID: Int
+        offset: Int64, end: Int64?, length: Int64?, available: ByteRangeSet, holding: Int?, newID: Int,
+        exact: Bool = false
     ) -> (FetchPlan, [PlannerAction]) {
         // A fetch already past `offset` has written those bytes since the caller looked: waiting on it returns
         // at once (its progress moved the event counter) and the caller finds them on disk.
@@ -127,9 +129,9 @@ struct FetchPlanner: Sendable {
         }
         // Start: round down to a block, but never into cached bytes or below the offset of a fetch in flight.
         let previousPresentEnd = available.present(in: 0..<offset).last?.upperBound ?? 0
-        let start = Swift.min(Swift.max(offset - offset % blockSize, previousPresentEnd), offset)
+        let start = exact ? offset : Swift.min(Swift.max(offset - offset % blockSize, previousPresentEnd), offset)
         // End: the request's end rounded up to a block, stopping at cached bytes and at fetches ahead.
-        var target: Int64? = end.map(blockEnd)
+        var target: Int64? = exact ? end : end.map(blockEnd)
         if let length { target = Swift.min(target ?? length, length) }
         if let nextPresent = available.present(in: offset..<(target ?? Int64.max)).first?.lowerBound {
             target = Swift.min(target ?? nextPresent, nextPresent)
@@ -192,6 +194,14 @@ struct FetchPlanner: Sendable {
         fetch.interest -= 1
         fetches[id] = fetch
         return fetch.interest <= 0 ? [.cancel(fetchID: id)] : []
+    }
+
+    /// True when a fetch in flight will bring the bytes at `offset` soon (a reader there would join it).
+    func isFetching(_ offset: Int64) -> Bool {
+        let window = originIgnoresRange ? Int64.max : joinWindow
+        return fetches.values.contains { fetch in
+            fetch.start <= offset && (fetch.target.map { offset < $0 } ?? true) && offset - fetch.progress <= window
+        }
     }
 
     /// True when `fetchID` is still in flight with nobody relying on it (a `cancelAfterGrace` comes due).

@@ -153,8 +153,8 @@ public struct LoadingStream: AsyncSequence, Sendable {
                 // bytes, learned the length, or failed): look again before planning another.
                 if try await checkHeldFetch() { continue }
                 switch loader.coordinator.plan(
-                    key: key, offset: currentOffset, end: endOffset(length: length), length: length,
-                    available: available, holding: holding)
+                    key: key, offset: currentOffset, end: planEnd(length: length), length: length,
+                    available: available, holding: holding, exact: request.readAhead != nil)
                 {
                 case .wait(let fetchID):
                     holding = fetchID
@@ -239,6 +239,26 @@ public struct LoadingStream: AsyncSequence, Sendable {
                 }
                 return true
             }
+        }
+
+        /// True when the next byte is neither cached nor on its way (reading it would start an origin request):
+        /// a proxy holds such a read until its client has taken what it was sent.
+        public var nextReadStartsOriginRequest: Bool {
+            guard !done else { return false }
+            if let end = endOffset(length: loader.store.info(for: key)?.metadata.contentLength), currentOffset >= end {
+                return false
+            }
+            if passthrough != nil || loader.store.availableRanges(for: key).contains(currentOffset) { return false }
+            return !loader.coordinator.planner(key) { $0.isFetching(currentOffset) }
+        }
+
+        /// Where a new fetch for this reader ends: the wanted end, or (with `readAhead`) no further past the
+        /// reader's offset than the read-ahead, or twice what the reader has taken so far.
+        private func planEnd(length: Int64?) -> Int64? {
+            let end = endOffset(length: length)
+            guard let readAhead = request.readAhead else { return end }
+            let ahead = currentOffset + Swift.max(readAhead, 2 * delivered)
+            return Swift.min(end ?? ahead, ahead)
         }
 
         private func endOffset(length: Int64?) -> Int64? {

@@ -163,7 +163,7 @@ extension MediaLoader {
         var body = OriginBodyStream(response, url: url, configuration: fetcher.configuration)
         while let buffer = try await body.next() {
             traffic.received(Int64(buffer.readableBytes), for: key)
-            try Task.checkCancellation()
+            // (A cancelled fetch still writes what it received: those bytes are paid for.)
             guard case .some(let target) = coordinator.target(key: key, fetchID: fetchID) else { return }
             let count = Int64(buffer.readableBytes)
             var usable = count
@@ -216,6 +216,7 @@ extension MediaLoader {
             if writeOffset > start || response.status == 200 {
                 coordinator.change(key) { $0.progressed(fetchID: fetchID, to: writeOffset) }
             }
+            try Task.checkCancellation()
             if let target, writeOffset >= target { return }
             // Another process fetches what comes next.
             if writeOffset >= claimed.upperBound, writeOffset >= claimed.lowerBound { return }

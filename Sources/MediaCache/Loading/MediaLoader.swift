@@ -89,6 +89,11 @@ public struct LoadingRequest: Sendable, Equatable {
     /// Fetched ahead of playback (a preload): what it downloads counts as downloaded when a player first reads
     /// it, not as saved by the cache, and it is not a played request in `LoaderMetrics`.
     public var isPreload = false
+    /// For a client that may stop reading at any moment (a proxy's client probing a file): origin requests run
+    /// at most this far past the reader's offset at first, then twice as far as the reader has read so far, so a
+    /// client that reads a few bytes and leaves costs little and one that keeps reading soon gets large
+    /// requests. Nil fetches the whole wanted range at once (a player that will read it all).
+    public var readAhead: Int64?
 
     /// Creates a request.
     public init(url: URL, cacheKey: CacheKey? = nil, requestedOffset: Int64 = 0, requestedLength: Int64? = nil) {

@@ -1,0 +1,39 @@
+import CSocketQueue
+import NIOCore
+
+/// What a client on this machine has read of what the proxy sent it, from the kernel's socket queues.
+///
+/// A socket accepts far more than a client reads (its receive buffer alone holds 64 KiB and more), so a proxy that
+/// fetched whatever its client's socket would take would pay the origin for bytes a client that stops early (a
+/// prober, a player seeking) never reads, on every replay. Before a read that starts an origin request, the proxy
+/// waits until its client has taken everything sent so far.
+enum ClientReading {
+    /// Bytes sent on `channel` that the client has not read; nil when that cannot be known.
+    static func unread(_ channel: Channel) -> Int64? {
+        guard let local = channel.localAddress, let remote = channel.remoteAddress else { return nil }
+        let unread = local.withSockAddr { localAddress, _ in
+            remote.withSockAddr { remoteAddress, _ in stories_tcp_unread(localAddress, remoteAddress) }
+        }
+        return unread < 0 ? nil : Int64(unread)
+    }
+
+    /// How often a waiting response looks again.
+    static let poll: Duration = .milliseconds(5)
+
+    /// Waits until the client of `channel` has read everything sent to it, or the connection closes (the task is
+    /// cancelled). A client that reads nothing for `limit` is let go: throws `ChannelError.outputClosed`.
+    static func waitUntilRead(_ channel: Channel, atMost limit: Duration) async throws {
+        var last = Int64.max
+        var lastChange = ContinuousClock.now
+        while let unread = unread(channel), unread > 0 {
+            try Task.checkCancellation()
+            guard channel.isActive else { throw ChannelError.ioOnClosedChannel }
+            if unread != last {
+                (last, lastChange) = (unread, ContinuousClock.now)
+            } else if ContinuousClock.now - lastChange >= limit {
+                throw ChannelError.outputClosed
+            }
+            try await Task.sleep(for: poll)
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import MediaOrigin
+import MediaTestSupport
+import Testing
+
+@testable import MediaCache
+@testable import MediaProxy
+
+/// Real clients (ffprobe, ffmpeg, mpv) through `serve` against a paced origin, counting the body bytes the origin
+/// delivered: a client that reads part of a file costs about what it costs without the proxy, and reading it again
+/// costs nothing.
+@Suite(.serialized) struct ProxyClientCostTests {
+    /// A client run: the program and its arguments around the URL.
+    struct Client: Sendable, CustomStringConvertible {
+        let name: String
+        let arguments: @Sendable (String) -> [String]
+        var description: String { name }
+
+        static let ffprobe = Client(name: "ffprobe") { ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", $0] }
+        static let ffmpeg = Client(name: "ffmpeg") { ["-v", "error", "-nostdin", "-i", $0, "-t", "1", "-f", "null", "-"] }
+        static let mpv = Client(name: "mpv") {
+            ["--no-config", "--really-quiet", "--vo=null", "--ao=null", "--start=5", "--length=1", $0]
+        }
+    }
+
+    @Test(arguments: [("tail-moov", Client.ffprobe), ("tail-moov", Client.ffmpeg), ("tail-moov", Client.mpv),
+        ("fragmented", Client.ffprobe), ("fragmented", Client.ffmpeg), ("fragmented", Client.mpv)])
+    func aClientPaysWhatItReadsOnceThroughTheProxy(clip: String, client: Client) async throws {
+        guard let program = Self.installed(client.name), let media = try PhoneMedia.make() else {
+            if PhoneMedia.required { Issue.record("\(client.name) and ffmpeg are required (STORIES_REQUIRE_E2E=1)") }
+            else { print("skipping: \(client.name) or ffmpeg not installed (apt-get install ffmpeg mpv)") }
+            return
+        }
+        defer { media.remove() }
+        let name = try Self.make(clip, in: media)
+        let bytes = try [UInt8](Data(contentsOf: media.folder.appendingPathComponent(name)))
+        let h = try await ProxyHarness()
+        h.origin.set(OriginResource(bytes: bytes), at: "/\(name)")
+        // A client that read exactly to the edge of what is cached and then leaves may still get an origin request
+        // (it took everything it was sent, so it may want more); its close cancels it before the origin's first
+        // byte, 50 ms away.
+        h.origin.setProfile(NetworkProfile(bytesPerSecond: 4_000_000, latency: 0.05))
+
+        try await Self.run(program, client.arguments(h.origin.url(name).absoluteString))
+        await h.origin.waitUntilIdle()
+        let direct = h.origin.bodyBytesSent
+        await h.origin.resetCounters()
+
+        try await Self.run(program, client.arguments(h.mediaURL(name)))
+        await h.origin.waitUntilIdle()
+        await h.loader.coordinator.waitUntilIdle()
+        let first = h.origin.bodyBytesSent
+        await h.origin.resetCounters()
+
+        try await Self.run(program, client.arguments(h.mediaURL(name)))
+        await h.origin.waitUntilIdle()
+        let replay = h.origin.bodyBytesSent
+        print("\(client.name) \(clip) (\(bytes.count) bytes): direct \(direct), first \(first), replay \(replay)")
+        #expect(Double(first) <= Double(direct) * 1.1 + 16_384, "first play \(first) bytes, directly \(direct)")
+        #expect(replay == 0, "a replay cost \(replay) bytes")
+        await h.close()
+    }
+
+    /// A 10-second clip: `tail-moov` has its index after the media, `fragmented` is fragmented MP4.
+    static func make(_ clip: String, in media: PhoneMedia) throws -> String {
+        let source = ["-f", "lavfi", "-i", "testsrc2=s=640x360:r=30:d=10", "-c:v", "libx264", "-pix_fmt", "yuv420p",
+            "-g", "30", "-crf", "20", "-preset", "ultrafast"]
+        if clip == "fragmented" {
+            try media.ffmpeg("fragmented.mp4", source + ["-movflags", "frag_keyframe+empty_moov"])
+            return "fragmented.mp4"
+        }
+        try media.ffmpeg("tail-moov.mp4", source)
+        return "tail-moov.mp4"
+    }
+
+    static func installed(_ name: String) -> String? {
+        ["/usr/bin/\(name)", "/usr/local/bin/\(name)"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// Runs the client to its end, off the cooperative pool.
+    static func run(_ program: String, _ arguments: [String]) async throws {
+        try await offCooperativePool {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = arguments
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+        }
+    }
+}
