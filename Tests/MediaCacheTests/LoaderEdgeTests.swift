@@ -297,3 +297,36 @@ extension ContentRange {
         return to - from + 1
     }
 }
+
+/// A fetch that finds it cannot cache what it fetches hands the answer to its reader: nothing is asked twice.
+@Suite struct HandedBodyTests {
+    @Test(arguments: ["declared too large", "budget full of data in use"])
+    func anAnswerThatCannotBeCachedIsReadOnNotAskedAgain(_ why: String) async throws {
+        let configuration = testConfiguration {
+            $0.partialByteLimit = 300_000
+            $0.completeByteLimit = 300_000
+        }
+        let h = try await LoaderHarness(cacheConfiguration: configuration)
+        let bytes = content(900_000)
+        h.origin.set(OriginResource(bytes: bytes), at: "/u.mp4")
+        // Another story being watched holds the rest of the budget: the bytes stop being stored mid-answer.
+        h.origin.set(OriginResource(bytes: content(250_000, seed: 2)), at: "/watched.mp4")
+        let watched = h.loader.load(LoadingRequest(url: h.url("watched.mp4"))).makeAsyncIterator()
+        if why.hasPrefix("budget") {
+            #expect(try await h.read("watched.mp4") == content(250_000, seed: 2))
+            _ = try await watched.next()
+            h.origin.set(OriginResource(bytes: Array(bytes[..<500_000])), at: "/u.mp4")
+        }
+        await h.origin.resetCounters()
+        let length = why.hasPrefix("budget") ? 500_000 : bytes.count
+        #expect(try await h.loader.data(LoadingRequest(url: h.url("u.mp4"), requestedOffset: 1_000))
+            == Array(bytes[1_000..<length]))
+        #expect(h.loader.streamThroughReason(CacheKey(url: h.url("u.mp4"))) != nil)
+        await h.origin.waitUntilIdle()
+        let gets = h.origin.requests.filter { $0.method == "GET" }
+        #expect(gets.count == 1, "\(gets.map { $0.range ?? "-" })")
+        #expect(h.origin.bodyBytesSent <= length - 1_000 + 65_536, "the origin sent \(h.origin.bodyBytesSent)")
+        _ = watched
+        await h.close()
+    }
+}

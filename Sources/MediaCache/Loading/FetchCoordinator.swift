@@ -8,6 +8,28 @@ struct KeySlot: Sendable {
     var validationTask: Task<Void, Never>?
     var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
     var events: UInt64 = 0
+    /// Bodies fetches could not cache, by fetch, for the reader that relied on the fetch.
+    var handed: [Int: HandedBody] = [:]
+}
+
+/// A response body a fetch could not cache (no room, a read-only cache), handed to a reader that relied on the
+/// fetch so that its bytes are not requested again. Used by one task at a time: the fetch hands it over and never
+/// touches it again, then one reader takes it.
+final class HandedBody: @unchecked Sendable {
+    /// The offset in the resource of the next byte (of `pending`, then of `body`).
+    let offset: Int64
+    /// Bytes already received and not yet used.
+    let pending: [UInt8]
+    /// The rest of the body.
+    let body: OriginBodyStream
+    /// Where the request ends (nil: at the resource's end).
+    let end: Int64?
+    /// The version the body belongs to.
+    let metadata: ResourceMetadata
+
+    init(offset: Int64, pending: [UInt8], body: OriginBodyStream, end: Int64?, metadata: ResourceMetadata) {
+        (self.offset, self.pending, self.body, self.end, self.metadata) = (offset, pending, body, end, metadata)
+    }
 }
 
 /// Runs each resource's `FetchPlanner` under one lock and performs its actions outside it: cancels tasks, wakes
@@ -120,11 +142,36 @@ final class FetchCoordinator: Sendable {
     /// Drops one unit of interest (see `FetchPlanner.release`).
     func release(key: CacheKey, fetchID: Int, finishingBlock: Bool = true) {
         update(key, waking: false) { $0.release(fetchID: fetchID, finishingBlock: finishingBlock) }
+        dropHandedBody(key: key, fetchID: fetchID)
     }
 
     /// Drops interest after a reader got everything it asked for (see `FetchPlanner.releaseFinished`).
     func releaseFinished(key: CacheKey, fetchID: Int, readerEnd: Int64) {
         update(key, waking: false) { $0.releaseFinished(fetchID: fetchID, readerEnd: readerEnd) }
+        dropHandedBody(key: key, fetchID: fetchID)
+    }
+
+    /// Keeps the body fetch `fetchID` could not cache for a reader that relied on it (see `takeHandedBody`).
+    func handOff(_ body: HandedBody, key: CacheKey, fetchID: Int) {
+        with(key) { $0.handed[fetchID] = body }
+    }
+
+    /// The body fetch `fetchID` handed over, left in place.
+    func handedBody(key: CacheKey, fetchID: Int) -> HandedBody? { with(key) { $0.handed[fetchID] } }
+
+    /// The body fetch `fetchID` handed over, for the reader that relied on it (nil when none, or taken).
+    func takeHandedBody(key: CacheKey, fetchID: Int) -> HandedBody? {
+        with(key) { $0.handed.removeValue(forKey: fetchID) }
+    }
+
+    /// A handed body nobody took goes (its connection closes) once its reader lets go of the fetch; another
+    /// reader that relied on the same fetch opens its own request.
+    private func dropHandedBody(key: CacheKey, fetchID: Int) {
+        let dropped = state.withLockedValue { s -> HandedBody? in
+            guard s.keys[key]?.planner.fetches[fetchID]?.interest ?? 0 <= 0 else { return nil }
+            return s.keys[key]?.handed.removeValue(forKey: fetchID)
+        }
+        _ = dropped  // released outside the lock
     }
 
     /// Tasks of fetches nobody waits for any more (finishing their last block).
@@ -191,7 +238,8 @@ final class FetchCoordinator: Sendable {
     func pruneIdleKeys(keeping key: CacheKey) {
         state.withLockedValue { s in
             guard s.keys.count > Self.maxIdleKeys else { return }
-            for (candidate, slot) in s.keys where candidate != key && slot.planner.isIdle && slot.waiters.isEmpty {
+            for (candidate, slot) in s.keys
+            where candidate != key && slot.planner.isIdle && slot.waiters.isEmpty && slot.handed.isEmpty {
                 s.keys.removeValue(forKey: candidate)
                 if s.keys.count <= Self.maxIdleKeys / 2 { break }
             }

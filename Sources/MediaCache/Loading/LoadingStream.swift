@@ -328,8 +328,17 @@ public struct LoadingStream: AsyncSequence, Sendable {
         /// them) — unless the origin ignores Range, when every new request would cost the body from byte 0 again.
         private func streamThrough() async throws -> LoadedChunk? {
             if passthrough == nil {
+                // The answer the fetch relied on could not be cached: go on with it rather than ask again (after
+                // the cached bytes before it).
+                if let holding, let ahead = loader.coordinator.handedBody(key: key, fetchID: holding)?.offset,
+                    ahead > currentOffset, loader.store.availableRanges(for: key).contains(currentOffset)
+                {
+                    return try await step()
+                }
+                let handed = holding.flatMap { loader.coordinator.takeHandedBody(key: key, fetchID: $0) }
                 if let holding { loader.coordinator.release(key: key, fetchID: holding, finishingBlock: false) }
                 holding = nil
+                if let handed, let adopted = adopt(handed) { return try await streamThrough(adopted) }
                 let (length, ignoresRange) = loader.coordinator.planner(key) {
                     ($0.metadata?.contentLength, $0.originIgnoresRange)
                 }
@@ -348,6 +357,35 @@ public struct LoadingStream: AsyncSequence, Sendable {
                 passthrough = try await HTTPClientBodyReader.open(
                     fetcher: loader.fetcher, traffic: loader.traffic, key: key, url: request.url, offset: currentOffset,
                     end: runEnd, continuing: delivered > 0 ? version : request.expectedVersion)
+            }
+            return try await streamThrough(nil)
+        }
+
+        /// A handed body this reader can go on with: it reaches the reader's offset, before any cached bytes,
+        /// and is of the version the reader delivers.
+        private func adopt(_ handed: HandedBody) -> (reader: HTTPClientBodyReader, end: Int64?)? {
+            guard handed.offset <= currentOffset, handed.end.map({ currentOffset < $0 }) ?? true else { return nil }
+            if let expected = delivered > 0 ? version : request.expectedVersion,
+                handed.metadata.isDifferentVersion(from: expected)
+            {
+                return nil
+            }
+            let end = endOffset(length: handed.metadata.contentLength)
+            var runEnd = [end, handed.end].compactMap { $0 }.min()
+            if let cached = loader.store.availableRanges(for: key).present(in: currentOffset..<(runEnd ?? Int64.max)).first {
+                guard cached.lowerBound > currentOffset else { return nil }
+                runEnd = cached.lowerBound
+            }
+            let reader = HTTPClientBodyReader.adopting(
+                handed, at: currentOffset, traffic: loader.traffic, key: key, url: request.url)
+            return (reader, runEnd)
+        }
+
+        /// Reads on from the running stream-through request (or `adopted`, a handed body, started now).
+        private func streamThrough(_ adopted: (reader: HTTPClientBodyReader, end: Int64?)?) async throws -> LoadedChunk? {
+            if let adopted {
+                passthrough = adopted.reader
+                passthroughEnd = adopted.end
             }
             let left = passthroughEnd.map { $0 - currentOffset }
             guard let reader = passthrough, let bytes = try await reader.next(upTo: left ?? remaining()) else {

@@ -24,8 +24,13 @@ extension MediaLoader {
     }
 
     /// Readers of `key` stream from the origin for the rest of the session; cached bytes are still read from disk.
-    private func streamThrough(key: CacheKey, url: URL, because why: String) {
+    /// `handing` is the rest of the fetch's answer, for the reader that relied on it: what is already on its way
+    /// is not requested again.
+    private func streamThrough(
+        key: CacheKey, url: URL, because why: String, handing body: HandedBody? = nil, fetchID: Int
+    ) {
         logger.warning("\(OriginURL.redactingCredentials(in: url.absoluteString)) streams through uncached: \(why)")
+        if let body { coordinator.handOff(body, key: key, fetchID: fetchID) }
         coordinator.change(key) { $0.streamThrough(because: why) }
     }
 
@@ -133,14 +138,23 @@ extension MediaLoader {
         coordinator.change(key) { $0.answered(metadata) }
         var generation: Int64
         let admission: Admission
+        // The answer as it stands, for a reader to go on with when it cannot be cached.
+        let untouched = {
+            HandedBody(
+                offset: writeOffset, pending: [],
+                body: OriginBodyStream(response, url: url, configuration: self.fetcher.configuration),
+                end: response.status == 200 ? nil : initialTarget, metadata: metadata)
+        }
         do {
             admission = try store.prepare(key: key, metadata: metadata)
         } catch let error as CacheError where error.isStorageFailure {
-            return streamThrough(key: key, url: url, because: "the cache cannot be written (\(error))")
+            return streamThrough(
+                key: key, url: url, because: "the cache cannot be written (\(error))", handing: untouched(),
+                fetchID: fetchID)
         }
         switch admission {
         case .uncacheable(let why):
-            return streamThrough(key: key, url: url, because: why)
+            return streamThrough(key: key, url: url, because: why, handing: untouched(), fetchID: fetchID)
         case .cacheable(let current, let replaced):
             generation = current
             if replaced {
@@ -193,6 +207,12 @@ extension MediaLoader {
             // Counted before the bytes become readable, so no reader can take them for bytes it did not wait for.
             traffic.downloaded(writeOffset..<(writeOffset + usable), for: key)
             let stored: Bool
+            // The rest of the answer from this buffer on, for a reader to go on with when it cannot be stored.
+            let rest = {
+                HandedBody(
+                    offset: writeOffset, pending: Array(buffer.readableBytesView), body: body,
+                    end: response.status == 200 ? nil : initialTarget, metadata: metadata)
+            }
             do {
                 stored = try buffer.withUnsafeReadableBytes { bytes in
                     try store.write(
@@ -200,7 +220,9 @@ extension MediaLoader {
                         bytes: UnsafeRawBufferPointer(rebasing: bytes.prefix(Int(usable))))
                 }
             } catch let error as CacheError where error.isStorageFailure {
-                return streamThrough(key: key, url: url, because: "the cache cannot be written (\(error))")
+                return streamThrough(
+                    key: key, url: url, because: "the cache cannot be written (\(error))", handing: rest(),
+                    fetchID: fetchID)
             }
             guard stored else {
                 let why = store.lastRefusal ?? "the cache budget is full of data in use"
@@ -208,9 +230,9 @@ extension MediaLoader {
                     // No length and already past what the budget holds: it can never complete; don't try again.
                     let reason = "it has no declared length and outgrew the cache budget"
                     try? store.giveUp(key: key, reason: reason)
-                    return streamThrough(key: key, url: url, because: reason)
+                    return streamThrough(key: key, url: url, because: reason, handing: rest(), fetchID: fetchID)
                 }
-                return streamThrough(key: key, url: url, because: why)
+                return streamThrough(key: key, url: url, because: why, handing: rest(), fetchID: fetchID)
             }
             writeOffset += usable
             if writeOffset > start || response.status == 200 {

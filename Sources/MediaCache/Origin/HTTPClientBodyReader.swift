@@ -6,6 +6,8 @@ import NIOCore
 final class HTTPClientBodyReader {
     private var body: OriginBodyStream
     private var skip: Int64
+    /// Bytes received before this reader took the body over, not yet returned.
+    private var pending: [UInt8] = []
     private let url: URL
     private let traffic: TrafficMeter
     private let key: CacheKey
@@ -51,9 +53,26 @@ final class HTTPClientBodyReader {
             traffic: traffic, key: key)
     }
 
+    /// Goes on with the answer a fetch could not cache, from `offset` (at or after the handed body's next byte).
+    static func adopting(_ handed: HandedBody, at offset: Int64, traffic: TrafficMeter, key: CacheKey, url: URL)
+        -> HTTPClientBodyReader
+    {
+        let reader = HTTPClientBodyReader(
+            body: handed.body, skip: offset - handed.offset, url: url, traffic: traffic, key: key)
+        let dropped = Int(Swift.min(reader.skip, Int64(handed.pending.count)))
+        reader.pending = Array(handed.pending.dropFirst(dropped))
+        reader.skip -= Int64(dropped)
+        return reader
+    }
+
     /// The next bytes (at most `limit` when given), or nil at the end of the body.
     func next(upTo limit: Int64?) async throws -> [UInt8]? {
         if let limit, limit <= 0 { return nil }
+        if !pending.isEmpty {
+            let count = limit.map { Int(Swift.min(Int64(pending.count), $0)) } ?? pending.count
+            defer { pending.removeFirst(count) }
+            return Array(pending.prefix(count))
+        }
         while var buffer = try await body.next() {
             traffic.received(Int64(buffer.readableBytes), for: key)
             if skip > 0 {
