@@ -26,7 +26,10 @@ extension ProxyHandler {
         let isGet = request.method == .GET
         var planned: Plan?
         let held = heldFile?.key == media.key ? heldFile : nil
-        let copy = server.loader.openSettledCopy(url: media.url, key: media.key, holding: held?.version) { info in
+        // (Bytes not yet checked in this process are checked off the event loop, by the answer's task.)
+        let copy = server.loader.openSettledCopy(
+            url: media.url, key: media.key, holding: held?.version, checking: false
+        ) { info in
             // A playlist is sent rewritten, never as its cached bytes.
             guard let length = info.contentLength, !media.pathNamesPlaylist,
                 !HLSPlaylistParser.isPlaylist(contentType: info.contentType)

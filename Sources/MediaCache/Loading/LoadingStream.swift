@@ -15,18 +15,18 @@ public struct LoadingStream: AsyncSequence, Sendable {
 
     /// Loads chunk by chunk; `report` describes the request once it has finished.
     public final class Iterator: AsyncIteratorProtocol {
-        private let loader: MediaLoader
-        private let request: LoadingRequest
-        private let key: CacheKey
+        let loader: MediaLoader
+        let request: LoadingRequest
+        let key: CacheKey
         /// The next offset to deliver: the `currentOffset` of the AVFoundation data request.
-        public private(set) var currentOffset: Int64
+        public internal(set) var currentOffset: Int64
         private var started = false
         private var done = false
-        private var generation: Int64?
+        var generation: Int64?
         /// The version of the bytes this reader delivers (validators and length), once known.
-        private var version: ResourceMetadata?
+        var version: ResourceMetadata?
         private var initiallyCached = ByteRangeSet()
-        private var holding: Int?
+        var holding: Int?
         private var retries = 0
         private var replans = 0
         /// Bytes delivered since the last transient failure: enough of them restores the retry budget.
@@ -36,13 +36,13 @@ public struct LoadingStream: AsyncSequence, Sendable {
         private var troubleSince: ContinuousClock.Instant?
         /// The failure that started or continued the trouble, for the final error.
         private var lastFailure: OriginError?
-        private var delivered: Int64 = 0
+        var delivered: Int64 = 0
         private var cacheBytes: Int64 = 0
-        private var originBytes: Int64 = 0
+        var originBytes: Int64 = 0
         private var savedBytes: Int64 = 0
-        private var passthrough: HTTPClientBodyReader?
+        var passthrough: HTTPClientBodyReader?
         /// Where the running stream-through request ends (nil: at the resource's end).
-        private var passthroughEnd: Int64?
+        var passthroughEnd: Int64?
         /// Set once the request has finished.
         public private(set) var report: RequestReport?
 
@@ -76,7 +76,7 @@ public struct LoadingStream: AsyncSequence, Sendable {
             }
         }
 
-        private func step() async throws -> LoadedChunk? {
+        func step() async throws -> LoadedChunk? {
             if !started {
                 started = true
                 loader.store.pin(key)
@@ -261,7 +261,7 @@ public struct LoadingStream: AsyncSequence, Sendable {
             return Swift.min(end ?? ahead, ahead)
         }
 
-        private func endOffset(length: Int64?) -> Int64? {
+        func endOffset(length: Int64?) -> Int64? {
             let wanted = request.requestedLength.map { request.requestedOffset + $0 }
             switch (wanted, length) {
             case (let w?, let l?): return Swift.min(w, l)
@@ -291,7 +291,7 @@ public struct LoadingStream: AsyncSequence, Sendable {
                 offset: range.lowerBound, bytes: bytes, source: fromCache == Int64(bytes.count) ? .cache : .origin)
         }
 
-        private func finishedChunk() -> LoadedChunk? {
+        func finishedChunk() -> LoadedChunk? {
             finish(completed: true)
             return nil
         }
@@ -321,98 +321,6 @@ public struct LoadingStream: AsyncSequence, Sendable {
             self.report = report
             // A request that failed before any byte went out has no outcome to count.
             if !failed || delivered > 0 { loader.record(report) }
-        }
-
-        /// Streams straight from the origin for resources the cache cannot hold, each byte once: a run of the
-        /// origin's bytes stops where cached bytes begin (they are read from disk, then streaming goes on after
-        /// them) — unless the origin ignores Range, when every new request would cost the body from byte 0 again.
-        private func streamThrough() async throws -> LoadedChunk? {
-            if passthrough == nil {
-                // The answer the fetch relied on could not be cached: go on with it rather than ask again (after
-                // the cached bytes before it).
-                if let holding, let ahead = loader.coordinator.handedBody(key: key, fetchID: holding)?.offset,
-                    ahead > currentOffset, loader.store.availableRanges(for: key).contains(currentOffset)
-                {
-                    return try await step()
-                }
-                let handed = holding.flatMap { loader.coordinator.takeHandedBody(key: key, fetchID: $0) }
-                if let holding { loader.coordinator.release(key: key, fetchID: holding, finishingBlock: false) }
-                holding = nil
-                if let handed, let adopted = adopt(handed) { return try await streamThrough(adopted) }
-                let (length, ignoresRange) = loader.coordinator.planner(key) {
-                    ($0.metadata?.contentLength, $0.originIgnoresRange)
-                }
-                let end = endOffset(length: length)
-                if let end, currentOffset >= end { return finishedChunk() }
-                var runEnd = end
-                if !ignoresRange, generation != nil {
-                    let ahead = loader.store.availableRanges(for: key).present(in: currentOffset..<(end ?? Int64.max))
-                    if let cached = ahead.first {
-                        // Cached right here (written since the caller looked): read it from disk first.
-                        if cached.lowerBound == currentOffset { return try await step() }
-                        runEnd = cached.lowerBound
-                    }
-                }
-                passthroughEnd = runEnd
-                passthrough = try await HTTPClientBodyReader.open(
-                    fetcher: loader.fetcher, traffic: loader.traffic, key: key, url: request.url, offset: currentOffset,
-                    end: runEnd, continuing: delivered > 0 ? version : request.expectedVersion)
-            }
-            return try await streamThrough(nil)
-        }
-
-        /// A handed body this reader can go on with: it reaches the reader's offset, before any cached bytes,
-        /// and is of the version the reader delivers.
-        private func adopt(_ handed: HandedBody) -> (reader: HTTPClientBodyReader, end: Int64?)? {
-            guard handed.offset <= currentOffset, handed.end.map({ currentOffset < $0 }) ?? true else { return nil }
-            if let expected = delivered > 0 ? version : request.expectedVersion,
-                handed.metadata.isDifferentVersion(from: expected)
-            {
-                return nil
-            }
-            let end = endOffset(length: handed.metadata.contentLength)
-            var runEnd = [end, handed.end].compactMap { $0 }.min()
-            if let cached = loader.store.availableRanges(for: key).present(in: currentOffset..<(runEnd ?? Int64.max)).first {
-                guard cached.lowerBound > currentOffset else { return nil }
-                runEnd = cached.lowerBound
-            }
-            let reader = HTTPClientBodyReader.adopting(
-                handed, at: currentOffset, traffic: loader.traffic, key: key, url: request.url)
-            return (reader, runEnd)
-        }
-
-        /// Reads on from the running stream-through request (or `adopted`, a handed body, started now).
-        private func streamThrough(_ adopted: (reader: HTTPClientBodyReader, end: Int64?)?) async throws -> LoadedChunk? {
-            if let adopted {
-                passthrough = adopted.reader
-                passthroughEnd = adopted.end
-            }
-            let left = passthroughEnd.map { $0 - currentOffset }
-            guard let reader = passthrough, let bytes = try await reader.next(upTo: left ?? remaining()) else {
-                let end = endOffset(length: loader.coordinator.planner(key, { $0.metadata?.contentLength }))
-                if let runEnd = passthroughEnd ?? end, currentOffset < runEnd {
-                    throw OriginError.connectionLost(
-                        url: request.url.absoluteString, reason: "body ended at byte \(currentOffset)")
-                }
-                passthrough = nil
-                passthroughEnd = nil
-                // The run ended where cached bytes begin: read them, then stream on after them.
-                if let end, currentOffset < end { return try await step() }
-                return finishedChunk()
-            }
-            let range = currentOffset..<(currentOffset + Int64(bytes.count))
-            originBytes += Int64(bytes.count)
-            delivered += Int64(bytes.count)
-            currentOffset = range.upperBound
-            if let runEnd = passthroughEnd, currentOffset >= runEnd {
-                passthrough = nil
-                passthroughEnd = nil
-            }
-            return LoadedChunk(offset: range.lowerBound, bytes: bytes, source: .origin)
-        }
-
-        private func remaining() -> Int64? {
-            endOffset(length: loader.coordinator.planner(key) { $0.metadata?.contentLength }).map { $0 - currentOffset }
         }
     }
 }

@@ -269,11 +269,16 @@ public final class MediaLoader: Sendable {
     /// nothing needs waiting for: every byte is cached, the once-per-session check against the origin has ended
     /// (or is turned off), and the bytes `select` picks from what is stored passed their checksums. Counted as
     /// a request the cache answered. Nil otherwise: answer through `load`, which waits for what is missing.
+    /// `checking` false also answers nil when bytes to send have not been checked against their checksums in this
+    /// process yet (a caller on an event loop must not wait on that disk pass).
     public func openSettledCopy(
-        url: URL, key: CacheKey, holding: Int64? = nil, sending select: (ContentInformation) -> ByteRange?
+        url: URL, key: CacheKey, holding: Int64? = nil, checking: Bool = true,
+        sending select: (ContentInformation) -> ByteRange?
     ) -> SettledCopy? {
         guard !configuration.revalidate || coordinator.validationEnded(key, now: store.now()) else { return nil }
-        guard let file = store.openCompleteFile(for: key, holding: holding, sending: { select(ContentInformation($0)) })
+        guard
+            let file = store.openCompleteFile(
+                for: key, holding: holding, checking: checking, sending: { select(ContentInformation($0)) })
         else { return nil }
         if let range = file.range { recordHit(url: url, key: key, range: range) }
         return SettledCopy(

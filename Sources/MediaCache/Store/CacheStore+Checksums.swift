@@ -12,7 +12,10 @@ extension CacheStore {
     /// Computes the checksums of the blocks that `resource`'s ranges gained over `previous`, from the bytes just
     /// written (still in the page cache): called inside the transaction that records the ranges, so a range and
     /// its checksum reach the index together. Returns the blocks checked.
-    func updateChecksums(_ resource: inout IndexedResource, previous: ByteRangeSet, file: DataFile?) -> Set<Int64> {
+    func updateChecksums(
+        _ resource: inout IndexedResource, previous: ByteRangeSet, file: DataFile?,
+        computed: [Int64: BlockChecksums.Sum] = [:]
+    ) -> Set<Int64> {
         var fresh = resource.info.ranges
         for range in previous { fresh.remove(range) }
         guard !fresh.isEmpty else { return [] }
@@ -24,6 +27,12 @@ extension CacheStore {
         let file = file ?? (try? DataFile(path: path(for: info.key, generation: info.generation, state: info.state), readOnly: true))
         var checked = Set<Int64>()
         for block in blocks {
+            // Worked out before the lock over the same run (another process's bytes did not extend it meanwhile).
+            if let sum = computed[block], sum.range == BlockChecksums.run(of: block, in: info.ranges) {
+                resource.checksums[block] = sum
+                checked.insert(block)
+                continue
+            }
             guard let run = BlockChecksums.run(of: block, in: info.ranges), let file,
                 let bytes = try? file.read(count: run.count, at: run.lowerBound)
             else {
@@ -36,39 +45,84 @@ extension CacheStore {
         return checked
     }
 
-    /// Checks every block of `range` not yet checked in this process against its checksum, reading the blocks and
-    /// `range` in one read; returns that read (its range and bytes) so the caller need not read `range` again, or
-    /// nil when every block was checked before. A block recorded before checksums existed gets one now (from the
-    /// bytes as they are). A block that fails is dropped from the cache (logged) and `corruptData` is thrown: the
-    /// caller fetches those bytes again.
-    @discardableResult
-    func verifyLocked(_ s: inout StoreState, _ key: CacheKey, _ range: ByteRange) throws -> (ByteRange, [UInt8])? {
+    /// The checksums of the blocks that `ranges` adds to `recorded`, each over its run in `ranges`, read from
+    /// `file` (outside the store's lock: a commit works them out before it records the ranges).
+    static func checksums(of ranges: ByteRangeSet, beyond recorded: ByteRangeSet, in file: DataFile)
+        -> [Int64: BlockChecksums.Sum]
+    {
+        var fresh = ranges
+        for range in recorded { fresh.remove(range) }
+        var blocks = Set<Int64>()
+        for range in fresh {
+            if let touched = BlockChecksums.blocks(overlapping: range) { blocks.formUnion(touched) }
+        }
+        var sums: [Int64: BlockChecksums.Sum] = [:]
+        for block in blocks {
+            guard let run = BlockChecksums.run(of: block, in: ranges),
+                let bytes = try? file.read(count: run.count, at: run.lowerBound)
+            else { continue }
+            sums[block] = BlockChecksums.Sum(range: run, crc: BlockChecksums.crc(bytes))
+        }
+        return sums
+    }
+
+    /// What a read of `range` must check first: the blocks of it not yet checked in this process, with their
+    /// checksum (if recorded) and the run each covers, and the span that holds them and `range` (read at once).
+    struct PendingCheck {
+        let key: CacheKey
+        let generation: Int64
+        let items: [(block: Int64, sum: BlockChecksums.Sum?, checked: ByteRange)]
+        let span: ByteRange
+    }
+
+    /// The checks a read of `range` needs (nil: every block of it was checked before in this process). Each checked
+    /// run overlaps `range` (a block's one run holds the part of `range` inside it), so together they are one
+    /// contiguous span of cached bytes.
+    func pendingCheckLocked(_ s: inout StoreState, _ key: CacheKey, _ range: ByteRange) -> PendingCheck? {
         guard configuration.verifiesChecksums, let blocks = BlockChecksums.blocks(overlapping: range),
-            let pending = s.entries[key].map({ Self.unverified(blocks, of: $0) }), !pending.isEmpty
+            let entry = s.entries[key]
         else { return nil }
-        // Each checked run overlaps `range` (a block's one run holds the part of `range` inside it), so together
-        // they are one contiguous span of cached bytes.
-        let low = pending.map(\.checked.lowerBound).min() ?? range.lowerBound
-        let high = pending.map(\.checked.upperBound).max() ?? range.upperBound
+        let items = Self.unverified(blocks, of: entry)
+        guard !items.isEmpty else { return nil }
+        let low = items.map(\.checked.lowerBound).min() ?? range.lowerBound
+        let high = items.map(\.checked.upperBound).max() ?? range.upperBound
         let span = Swift.min(low, range.lowerBound)..<Swift.max(high, range.upperBound)
-        let bytes = try fileLocked(&s, key).read(count: span.count, at: span.lowerBound)
-        for item in pending {
+        return PendingCheck(key: key, generation: entry.info.generation, items: items, span: span)
+    }
+
+    /// Reads the span of `pending` from `file` and checks it, outside the store's lock (the file of a generation
+    /// only ever gains bytes: what was cached when the check was planned stays as it was); then records the blocks
+    /// that passed. A block recorded before checksums existed gets one now (from the bytes as they are). A block
+    /// that fails is dropped from the cache (logged) and `corruptData` is thrown: the caller fetches those bytes
+    /// again. Returns the bytes read (of `pending.span`).
+    func check(_ pending: PendingCheck, in file: DataFile) throws -> [UInt8] {
+        let span = pending.span
+        let bytes = try file.read(count: span.count, at: span.lowerBound)
+        let crcs = pending.items.map { item in
             let from = Int(item.checked.lowerBound - span.lowerBound)
-            let crc = bytes.withUnsafeBytes {
+            return bytes.withUnsafeBytes {
                 BlockChecksums.crc(UnsafeRawBufferPointer(rebasing: $0[from..<(from + item.checked.count)]))
             }
-            if let sum = item.sum, sum.crc != crc {
-                try dropCorruptLocked(&s, key, item.checked)
-                throw CacheError.corruptData(key, item.checked)
-            }
-            // Changed in place: a copy of the entry here would copy its whole set of verified blocks per block.
-            guard s.entries[key] != nil else { return nil }
-            if item.sum == nil {
-                s.entries[key]?.checksums[item.block] = BlockChecksums.Sum(range: item.checked, crc: crc)
-            }
-            s.entries[key]?.verified.insert(item.block)
         }
-        return (span, bytes)
+        let key = pending.key
+        try locked { s in
+            // Replaced or evicted meanwhile: nothing to record (the bytes read are the old version's, as a read just
+            // before the change would have returned).
+            guard s.entries[key]?.info.generation == pending.generation else { return }
+            for (item, crc) in zip(pending.items, crcs) {
+                if let sum = item.sum, sum.crc != crc {
+                    try dropCorruptLocked(&s, key, item.checked)
+                    throw CacheError.corruptData(key, item.checked)
+                }
+                // Changed in place: a copy of the entry here would copy its whole set of verified blocks per block.
+                guard s.entries[key] != nil else { return }
+                if item.sum == nil {
+                    s.entries[key]?.checksums[item.block] = BlockChecksums.Sum(range: item.checked, crc: crc)
+                }
+                s.entries[key]?.verified.insert(item.block)
+            }
+        }
+        return bytes
     }
 
     /// The blocks among `blocks` that `entry` has not verified in this process, with their checksum (if

@@ -104,7 +104,7 @@ extension CacheStore {
             }
         }
         var usage = s.usage
-        usage.partialBytes += s.unrecordedBytes
+        usage.partialBytes += s.unrecordedBytes + s.writing
         return usage
     }
 

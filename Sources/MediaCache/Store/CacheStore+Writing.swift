@@ -114,9 +114,20 @@ extension CacheStore {
     /// them through uncached. Throws `resourceChanged` when `generation` is no longer current.
     @discardableResult
     public func write(key: CacheKey, generation: Int64, offset: Int64, bytes: UnsafeRawBufferPointer) throws -> Bool {
-        guard bytes.count > 0 else { return true }
+        let (stored, commitDue) = try storeBytes(key: key, generation: generation, offset: offset, bytes: bytes)
+        if commitDue { try commit(key: key) }
+        return stored
+    }
+
+    /// As `write`, leaving a commit that came due to the caller (`commitDue`), which can run it where blocking on
+    /// the disk costs nothing (the fetches' own thread pool). The bytes go to the file outside the store's lock:
+    /// they are not readable (nor counted as written) until they are there, and budgets count them meanwhile.
+    func storeBytes(
+        key: CacheKey, generation: Int64, offset: Int64, bytes: UnsafeRawBufferPointer
+    ) throws -> (stored: Bool, commitDue: Bool) {
+        guard bytes.count > 0 else { return (true, false) }
         let range = offset..<(offset + Int64(bytes.count))
-        let (stored, needsCommit) = try locked { s -> (Bool, Bool) in
+        let reserved = try locked { s -> (file: DataFile, newBytes: Int64, gate: DiskGate?)?? in
             guard let entry = entryLocked(&s, key), entry.info.generation == generation else {
                 throw CacheError.resourceChanged(key)
             }
@@ -124,8 +135,8 @@ extension CacheStore {
                 throw CacheError.outOfBounds(key, range, length: length)
             }
             let newBytes = Int64(bytes.count) - entry.written.present(in: range).reduce(0) { $0 + Int64($1.count) }
-            guard newBytes > 0 else { return (true, false) }
-            guard try makeRoomLocked(&s, forNewBytes: newBytes, of: key) else { return (false, false) }
+            guard newBytes > 0 else { return .some(nil) }
+            guard try makeRoomLocked(&s, forNewBytes: newBytes, of: key) else { return nil }
             let file: DataFile
             do {
                 file = try fileLocked(&s, key)
@@ -133,22 +144,35 @@ extension CacheStore {
                 throw CacheError.resourceChanged(key)  // evicted by another process meanwhile
             }
             if let code = s.faults.writeErrno { throw CacheError.io("cannot write \(file.path): \(String(cString: strerror(code)))") }
+            guard s.entries[key]?.info.generation == generation else { throw CacheError.resourceChanged(key) }
+            s.writing += newBytes
+            return (file, newBytes, s.faults.diskGate)
+        }
+        guard let reserved else { return (false, false) }
+        guard let (file, newBytes, gate) = reserved else { return (true, false) }
+        gate?.pass()
+        do {
+            try file.write(bytes, at: offset)
+        } catch {
+            locked { s in s.writing -= newBytes }
+            throw error
+        }
+        let due = try locked { s -> Bool in
+            s.writing -= newBytes
+            // Evicted or replaced while the bytes were on their way to the file (which then belongs to no entry).
             guard var updated = s.entries[key], updated.info.generation == generation else {
                 throw CacheError.resourceChanged(key)
             }
-            try file.write(bytes, at: offset)
             updated.written.insert(range)
             updated.unrecordedBytes = updated.written.total - updated.info.ranges.total
             updated.info.lastAccess = now()
             s.entries[key] = updated
             s.unrecorded.insert(key)
             let complete = updated.info.metadata.contentLength.map { updated.written.contains(0..<$0) } ?? false
-            let due = updated.unrecordedBytes >= configuration.commitInterval
+            return complete || updated.unrecordedBytes >= configuration.commitInterval
                 || now().timeIntervalSince(updated.lastRecorded) >= configuration.commitLatency
-            return (true, complete || due)
         }
-        if needsCommit { try commit(key: key) }
-        return stored
+        return (true, due)
     }
 
     /// Gives up caching `key`: its bytes are dropped and later requests stream through, in this run and the next
@@ -182,9 +206,9 @@ extension CacheStore {
     /// Bytes whose sync fails are forgotten (treated as missing, fetched again), never recorded by a later commit.
     public func commit(key: CacheKey) throws {
         let pending = locked {
-            s -> (file: DataFile?, ranges: ByteRangeSet, generation: Int64, fault: Int32?)? in
+            s -> (file: DataFile?, ranges: ByteRangeSet, recorded: ByteRangeSet, generation: Int64, fault: Int32?)? in
             guard let entry = s.entries[key], entry.unrecordedBytes > 0 else { return nil }
-            return (s.files[key], entry.written, entry.info.generation, s.faults.syncErrno)
+            return (s.files[key], entry.written, entry.info.ranges, entry.info.generation, s.faults.syncErrno)
         }
         guard let pending else { return }
         var failure: CacheError?
@@ -198,8 +222,13 @@ extension CacheStore {
         } catch {
             failure = .io("\(error)")
         }
+        // The checksums of the blocks these bytes touch, worked out here rather than under the lock.
+        let sums = failure == nil
+            ? pending.file.map { Self.checksums(of: pending.ranges, beyond: pending.recorded, in: $0) } ?? [:] : [:]
         try locked { s in
-            try recordLocked(&s, key, durable: pending.ranges, generation: pending.generation, syncFailed: failure != nil)
+            try recordLocked(
+                &s, key, durable: pending.ranges, generation: pending.generation, syncFailed: failure != nil,
+                checksums: sums)
         }
         if let failure { throw failure }
         try enforceBudgetsIfDue()
@@ -225,7 +254,8 @@ extension CacheStore {
     /// Records `durable` (ranges whose bytes were synced) for the entry, if it is still that generation: the
     /// ranges this process added go into the index on top of whatever other processes recorded meanwhile.
     func recordLocked(
-        _ s: inout StoreState, _ key: CacheKey, durable: ByteRangeSet, generation: Int64, syncFailed: Bool
+        _ s: inout StoreState, _ key: CacheKey, durable: ByteRangeSet, generation: Int64, syncFailed: Bool,
+        checksums: [Int64: BlockChecksums.Sum] = [:]
     ) throws {
         guard var entry = s.entries[key], entry.info.generation == generation else { return }
         if syncFailed {
@@ -248,7 +278,7 @@ extension CacheStore {
             let previous = current.info.ranges
             current.info.ranges.formUnion(fresh)
             current.info.lastAccess = Swift.max(current.info.lastAccess, entry.info.lastAccess)
-            let blocks = updateChecksums(&current, previous: previous, file: file)
+            let blocks = updateChecksums(&current, previous: previous, file: file, computed: checksums)
             if current.info.state == .partial, current.info.isComplete {
                 try DataFile.rename(
                     from: path(for: key, generation: generation, state: .partial),

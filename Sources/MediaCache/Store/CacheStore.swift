@@ -217,54 +217,6 @@ public final class CacheStore: Sendable {
     /// changes: 1 ms (a change shows up to that much later, as if it had happened then).
     static let hitPathStaleness: UInt64 = 1_000_000
 
-    /// An open read-only descriptor of a completely cached resource's data file (the caller closes it), for
-    /// zero-copy sending, with the stored version and the bytes `select` picked from it (nil: none, e.g. a HEAD);
-    /// nil unless every byte is cached and the picked ones passed their checksums. Eviction renames the file, so
-    /// an open descriptor stays valid while it is read. One lock and index look-up for the lot (a proxy's hit path).
-    /// `holding`: the version whose file the caller holds open from an earlier call; when it is still the one
-    /// stored, nothing is opened (the descriptor is nil) and the caller sends from the file it holds.
-    public func openCompleteFile(
-        for key: CacheKey, holding: Int64? = nil, sending select: (ResourceMetadata) -> ByteRange?
-    ) -> CompleteFile? {
-        let found: (Int64, ResourceMetadata, ByteRange?)? = locked(noticingChangesWithin: Self.hitPathStaleness) { s in
-            guard let entry = entryLocked(&s, key), entry.info.state == .complete,
-                let length = entry.info.metadata.contentLength
-            else { return nil }
-            let metadata = entry.info.metadata
-            let range = select(metadata)
-            if let range {
-                guard range.lowerBound >= 0, range.upperBound <= length else { return nil }
-                // Each block is checked once per process before its bytes leave without passing through this
-                // process (a megabyte at a time, so a large range is never read into memory at once).
-                var window = range.lowerBound
-                while window < range.upperBound {
-                    let next = Swift.min(range.upperBound, window + (1 << 20))
-                    do { try verifyLocked(&s, key, window..<next) } catch { return nil }
-                    window = next
-                }
-            }
-            // Checking may have read the index again: still this version, still whole.
-            guard let current = s.entries[key], current.info.generation == entry.info.generation,
-                current.info.state == .complete, current.written.contains(0..<length)
-            else { return nil }
-            s.entries[key]?.info.lastAccess = now()
-            s.accessed.insert(key)
-            return (entry.info.generation, metadata, range)
-        }
-        guard let (generation, metadata, range) = found else { return nil }
-        // A complete version's file is never written again (bytes found corrupt are moved out of the complete
-        // state first, and come back only as the same bytes), and its name holds the version's generation, which
-        // no other version ever has: a file opened for this generation holds exactly the bytes checked above.
-        if holding == generation {
-            return CompleteFile(descriptor: nil, version: generation, metadata: metadata, range: range)
-        }
-        // Opened without the lock (other threads answer from the store meanwhile): the file, or nothing if it was
-        // evicted meanwhile (the caller then reads through the loader).
-        let fd = SystemCalls.openFile(path(for: key, generation: generation, state: .complete), O_RDONLY | O_CLOEXEC, 0)
-        guard fd >= 0 else { return nil }
-        return CompleteFile(descriptor: fd, version: generation, metadata: metadata, range: range)
-    }
-
     /// The ranges of `key` that can be read now (empty when not cached), including ranges other processes
     /// recorded since this one last looked.
     public func availableRanges(for key: CacheKey) -> ByteRangeSet {
@@ -274,46 +226,6 @@ public final class CacheStore: Sendable {
     /// As `availableRanges(for:)`, trusting a look at other processes' changes taken less than `maxAge` ago.
     func availableRanges(for key: CacheKey, noticingChangesWithin maxAge: UInt64) -> ByteRangeSet {
         locked(noticingChangesWithin: maxAge) { s in entryLocked(&s, key)?.written ?? ByteRangeSet() }
-    }
-
-    // MARK: - Reading
-
-    /// Reads `range` of a resource; every byte must be available. Pass `generation` to fail with `resourceChanged`
-    /// instead of reading a newer version than the one the reader started with. Bytes that fail their checksum
-    /// are dropped from the cache and `corruptData` is thrown (fetch them again).
-    public func read(key: CacheKey, range: ByteRange, generation: Int64? = nil) throws -> [UInt8] {
-        try read(key: key, range: range, generation: generation, noticingChangesWithin: 0)
-    }
-
-    /// As `read(key:range:generation:)`, trusting a look at other processes' changes taken less than `maxAge` ago.
-    func read(key: CacheKey, range: ByteRange, generation: Int64?, noticingChangesWithin maxAge: UInt64) throws
-        -> [UInt8]
-    {
-        try locked(noticingChangesWithin: maxAge) { s in
-            if let reason = s.faults.giveUpBeforeNextRead {
-                s.faults.giveUpBeforeNextRead = nil
-                try discardLocked(&s, key)
-                s.uncacheable[key] = reason
-            }
-            do {
-                guard let entry = entryLocked(&s, key) else { throw CacheError.notCached(key) }
-                if let generation, generation != entry.info.generation { throw CacheError.resourceChanged(key) }
-                guard entry.written.contains(range) else { throw CacheError.rangeNotCached(key, range) }
-            }
-            // The entry is changed in place from here on (a copy held meanwhile would make each change copy it).
-            let checked = try verifyLocked(&s, key, range)
-            let bytes: [UInt8]
-            if let (span, read) = checked {
-                // The check read `range` already, within a span rounded out to whole blocks.
-                let from = Int(range.lowerBound - span.lowerBound)
-                bytes = span == range ? read : Array(read[from..<(from + range.count)])
-            } else {
-                bytes = try fileLocked(&s, key).read(count: range.count, at: range.lowerBound)
-            }
-            s.entries[key]?.info.lastAccess = now()
-            s.accessed.insert(key)
-            return bytes
-        }
     }
 
     /// Marks the resource as used now (eviction is least-recently-used).
@@ -376,16 +288,4 @@ public final class CacheStore: Sendable {
         for name in names { try? FileManager.default.removeItem(atPath: (path as NSString).appendingPathComponent(name)) }
         return names.count
     }
-}
-
-/// A completely cached resource's data file opened for sending (see `CacheStore.openCompleteFile`).
-public struct CompleteFile: Sendable {
-    /// Read-only descriptor, which the receiver closes; nil when the receiver holds this version's file already.
-    public let descriptor: Int32?
-    /// Which version of the resource this is (its data file's generation; no two versions share one).
-    public let version: Int64
-    /// The version stored (its length is the file's).
-    public let metadata: ResourceMetadata
-    /// The bytes picked to send, checked; nil when none were picked.
-    public let range: ByteRange?
 }

@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 
 /// Disk failures injected by tests (a full disk without filling one).
 struct StorageFaults {
@@ -9,6 +10,34 @@ struct StorageFaults {
     /// The next read gives the resource up with this reason first, as a writer that outgrew the budget does
     /// between a reader's look at what is cached and its read.
     var giveUpBeforeNextRead: String?
+    /// Data reads and writes wait here, where they touch the disk (a slow disk, held still by a test).
+    var diskGate: DiskGate?
+}
+
+/// A gate disk work waits at until opened, counting who arrived (a test's slow disk).
+final class DiskGate: Sendable {
+    private let state = NIOLockedValueBox((arrived: 0, open: false))
+    private let opened = DispatchSemaphore(value: 0)
+
+    /// How many reads and writes have reached the gate.
+    var arrived: Int { state.withLockedValue { $0.arrived } }
+
+    /// Waits until the gate is opened.
+    func pass() {
+        let wait = state.withLockedValue { s -> Bool in
+            s.arrived += 1
+            return !s.open
+        }
+        guard wait else { return }
+        opened.wait()
+        opened.signal()  // and everyone after
+    }
+
+    /// Lets every waiting and later read and write through.
+    func open() {
+        state.withLockedValue { $0.open = true }
+        opened.signal()
+    }
 }
 
 /// Whether a resource may be cached.
@@ -101,4 +130,6 @@ struct StoreState {
 
     /// Bytes this process wrote and has not recorded yet (all of them partial).
     var unrecordedBytes: Int64 { unrecorded.reduce(0) { $0 + (entries[$1]?.unrecordedBytes ?? 0) } }
+    /// New bytes being written outside the lock right now (budgets count them as stored).
+    var writing: Int64 = 0
 }

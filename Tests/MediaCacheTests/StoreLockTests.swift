@@ -1,0 +1,60 @@
+import Foundation
+import MediaTestSupport
+import NIOConcurrencyHelpers
+import Testing
+
+@testable import MediaCache
+
+/// Disk work happens outside the store's lock: a read or a write waiting on a slow disk leaves every other
+/// resource free to be looked up meanwhile (a proxy's event loop never waits on another resource's disk).
+@Suite struct StoreLockTests {
+    @Test(arguments: ["read", "write"])
+    func aReadOrWriteWaitingOnTheDiskHoldsNoLock(_ kind: String) async throws {
+        let dir = TemporaryDirectory()
+        defer { dir.cleanup() }
+        let store = try CacheStore(directory: dir.url, configuration: testConfiguration())
+        let a = try store.generation(for: "a", length: 100_000)
+        let b = try store.generation(for: "b", length: 100_000)
+        try store.writePattern("a", generation: a, 0..<50_000)
+        try store.writePattern("b", generation: b, 0..<50_000)
+        let gate = DiskGate()
+        store.state.withLockedValue { $0.faults.diskGate = gate }
+        let slowDone = NIOLockedValueBox(false)
+        let slow = Thread {
+            if kind == "read" {
+                _ = try? store.read(key: testKey("a"), range: 0..<50_000)
+            } else {
+                _ = try? store.writePattern("a", generation: a, 50_000..<60_000)
+            }
+            slowDone.withLockedValue { $0 = true }
+        }
+        slow.start()
+        #expect(await poll { gate.arrived == 1 }, "the \(kind) never reached the disk")
+        // While it waits on the disk, another thread looks up the other resource (and this one).
+        let looked = NIOLockedValueBox<ByteRangeSet?>(nil)
+        Thread {
+            let ranges = store.availableRanges(for: testKey("b"))
+            _ = store.info(for: testKey("a"))
+            looked.withLockedValue { $0 = ranges }
+        }.start()
+        let answered = await poll { looked.withLockedValue { $0 } != nil }
+        #expect(answered, "a look-up waited for the \(kind) on the disk")
+        #expect(looked.withLockedValue { $0 } == ByteRangeSet([0..<50_000]))
+        gate.open()
+        #expect(await poll { slowDone.withLockedValue { $0 } })
+        if kind == "write" {
+            #expect(try store.read(key: testKey("a"), range: 50_000..<60_000) == pattern(50_000..<60_000))
+        }
+        try store.close()
+    }
+
+    /// Polls `condition` until it holds or 10 seconds pass.
+    private func poll(_ condition: @escaping @Sendable () -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+        return condition()
+    }
+}
