@@ -58,3 +58,35 @@ import Testing
         return condition()
     }
 }
+
+/// The proxy's hit path (on an event loop) never waits for the store's lock while something holds it for long (a
+/// commit recording ranges in the index): it answers elsewhere instead.
+@Suite struct HitPathLockTests {
+    @Test func aHitThatMustNotWaitGivesUpWhileTheLockIsHeld() async throws {
+        let dir = TemporaryDirectory()
+        defer { dir.cleanup() }
+        let store = try CacheStore(directory: dir.url, configuration: testConfiguration())
+        let generation = try store.generation(for: "c", length: 10_000)
+        try store.writePattern("c", generation: generation, 0..<10_000)
+        try store.commit(key: testKey("c"))
+        let open = { (checking: Bool) -> Int32?? in
+            store.openCompleteFile(for: testKey("c"), checking: checking) { _ in 0..<10_000 }.map { $0.descriptor }
+        }
+        if let descriptor = try #require(open(false)) { close(descriptor) }
+        // Another thread holds the lock (as a commit does while the index records its ranges).
+        let holding = NIOLockedValueBox(false)
+        let release = DispatchSemaphore(value: 0)
+        Thread {
+            store.state.withLockedValue { _ in
+                holding.withLockedValue { $0 = true }
+                release.wait()
+            }
+        }.start()
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !holding.withLockedValue({ $0 }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
+        #expect(open(false) == nil)
+        release.signal()
+        if let descriptor = try #require(open(false)) { close(descriptor) }
+        try store.close()
+    }
+}

@@ -29,6 +29,15 @@ extension CacheStore {
         }
     }
 
+    /// As `locked(noticingChangesWithin:_:)`, but nil instead of waiting while another thread holds the lock for
+    /// longer than a moment (a commit recording ranges in the index): for callers that must not wait on that.
+    func lockedIfAvailable<T>(noticingChangesWithin maxAge: UInt64, _ body: (inout StoreState) throws -> T) rethrows -> T? {
+        try state.withLockedValueIfAvailable { s in
+            if DispatchTime.now().uptimeNanoseconds &- s.dataVersionCheckedAt >= maxAge { refreshLocked(&s) }
+            return try body(&s)
+        }
+    }
+
     /// Notices another process's changes: when the index's data version moved, every cached entry is read again
     /// before its next use.
     func refreshLocked(_ s: inout StoreState) {

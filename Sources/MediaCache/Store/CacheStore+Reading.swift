@@ -52,13 +52,14 @@ extension CacheStore {
     /// an open descriptor stays valid while it is read. One lock and index look-up for the lot (a proxy's hit path).
     /// `holding`: the version whose file the caller holds open from an earlier call; when it is still the one
     /// stored, nothing is opened (the descriptor is nil) and the caller sends from the file it holds.
-    /// `checking` false returns nil instead of reading blocks not yet checked in this process (a caller that must
-    /// not wait on the disk, e.g. an event loop, answers such a request elsewhere).
+    /// `checking` false returns nil instead of reading blocks not yet checked in this process, or of waiting for
+    /// the store's lock while a commit holds it (a caller that must not wait on the disk or the index, e.g. an
+    /// event loop, answers such a request elsewhere).
     public func openCompleteFile(
         for key: CacheKey, holding: Int64? = nil, checking: Bool = true, sending select: (ResourceMetadata) -> ByteRange?
     ) -> CompleteFile? {
-        let found = locked(noticingChangesWithin: Self.hitPathStaleness) {
-            s -> (generation: Int64, metadata: ResourceMetadata, range: ByteRange?, file: DataFile?, checks: [PendingCheck])? in
+        typealias Found = (generation: Int64, metadata: ResourceMetadata, range: ByteRange?, file: DataFile?, checks: [PendingCheck])
+        func lookUp(_ s: inout StoreState) -> Found? {
             guard let entry = entryLocked(&s, key), entry.info.state == .complete,
                 let length = entry.info.metadata.contentLength
             else { return nil }
@@ -82,6 +83,11 @@ extension CacheStore {
             let file = checks.isEmpty ? nil : try? fileLocked(&s, key)
             return (entry.info.generation, metadata, range, file, checks)
         }
+        // A caller that must not wait on the disk does not wait for the lock either (a commit may hold it while
+        // it records ranges in the index).
+        let found = checking
+            ? locked(noticingChangesWithin: Self.hitPathStaleness, lookUp)
+            : lockedIfAvailable(noticingChangesWithin: Self.hitPathStaleness, lookUp) ?? nil
         guard let found else { return nil }
         if !found.checks.isEmpty {
             // Checked outside the lock; then still this version, still whole?

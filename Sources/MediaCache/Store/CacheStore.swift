@@ -34,7 +34,7 @@ public final class CacheStore: Sendable {
     let freeSpace: @Sendable () -> Int64?
     /// Free bytes eviction keeps on the disk: the configured floor, scaled down on a small disk.
     public let freeSpaceFloor: Int64
-    let state: NIOLockedValueBox<StoreState>
+    let state: StoreLock<StoreState>
     let trashQueue = DispatchQueue(label: "MediaCache.trash")
     let locks: SharedLocks
 
@@ -132,7 +132,7 @@ public final class CacheStore: Sendable {
             initial.recovery.indexMovedAside = movedAside
             initial.uncacheable = (try? index.uncacheable()) ?? [:]
             initial.dataVersion = index.dataVersion()
-            state = NIOLockedValueBox(initial)
+            state = StoreLock(initial)
         } catch {
             if lockFD >= 0 { SystemCalls.closeDescriptor(lockFD) }
             throw error
