@@ -54,7 +54,13 @@ public enum PictureRenderer {
         }
         var cellOutput = output
         if output.picture.isPixels { cellOutput.picture = .symbols }
-        guard let cells = ChafaPicture.cells(pixels, columns: columns, rows: rows, output: cellOutput) else {
+        // In true colour, quadrants worked out here are as close as chafa's symbol search at a small part of the
+        // cost; chafa draws the palettes (it dithers) and the sextants of terminals that draw them themselves.
+        let own = cellOutput.picture == .symbols && cellOutput.colors == .truecolor && !cellOutput.sextants
+        let chosen = own
+            ? QuadrantPicture.cells(pixels, columns: columns, rows: rows)
+            : ChafaPicture.cells(pixels, columns: columns, rows: rows, output: cellOutput)
+        guard let cells = chosen else {
             drawOwn(frame, into: &grid, left: left, top: top, columns: columns, rows: rows, output: cellOutput)
             return
         }
