@@ -56,9 +56,10 @@ public enum PictureRenderer {
         if output.picture.isPixels { cellOutput.picture = .symbols }
         // In true colour, quadrants worked out here are as close as chafa's symbol search at a small part of the
         // cost; chafa draws the palettes (it dithers) and the sextants of terminals that draw them themselves.
-        let own = cellOutput.picture == .symbols && cellOutput.colors == .truecolor && !cellOutput.sextants
+        let own = cellOutput.colors == .truecolor
+            && (cellOutput.picture == .half || (cellOutput.picture == .symbols && !cellOutput.sextants))
         let chosen = own
-            ? QuadrantPicture.cells(pixels, columns: columns, rows: rows)
+            ? QuadrantPicture.cells(pixels, columns: columns, rows: rows, halves: cellOutput.picture == .half)
             : ChafaPicture.cells(pixels, columns: columns, rows: rows, output: cellOutput)
         guard let cells = chosen else {
             drawOwn(frame, into: &grid, left: left, top: top, columns: columns, rows: rows, output: cellOutput)

@@ -51,6 +51,16 @@ import Testing
         }
     }
 
+    @Test func theHalfBlockModeSplitsTopFromBottomOnly() throws {
+        // A left/right split cannot be drawn with half blocks: the cell takes one flat colour, the mean.
+        let picture = pixels { x, _ in x % 4 < 2 ? (200, 0, 0) : (0, 0, 100) }
+        let cells = try #require(QuadrantPicture.cells(picture, columns: 2, rows: 2, halves: true))
+        #expect(cells.allSatisfy { $0 == .init(character: " ", foreground: nil, background: .rgb(0x640032)) })
+        let stacked = pixels { _, y in y % 4 < 2 ? (200, 0, 0) : (0, 0, 100) }
+        let halves = try #require(QuadrantPicture.cells(stacked, columns: 2, rows: 2, halves: true))
+        #expect(halves.allSatisfy { $0 == .init(character: "▀", foreground: .rgb(0xC80000), background: .rgb(0x000064)) })
+    }
+
     @Test func theStoriesPictureInTrueColourIsQuadrantCells() {
         let frame = VideoFrame(
             width: 64, height: 64,

@@ -8,15 +8,20 @@ import Synchronization
 /// block symbols (SSIM within a hundredth in xterm, see README), at a small part of its cost: a sum per quarter and
 /// eight sums of squares a cell, a millisecond for a 120×40 picture, where chafa's search takes 7 to 12.
 public enum QuadrantPicture {
-    /// `pixels` as `columns`×`rows` cells; nil when there are fewer than one pixel a cell.
-    public static func cells(_ pixels: ChafaPicture.Pixels, columns: Int, rows: Int) -> [ChafaPicture.PictureCell]? {
+    /// `pixels` as `columns`×`rows` cells (`halves`: upper half blocks only, for the conservative mode); nil when
+    /// there are fewer than one pixel a cell.
+    public static func cells(
+        _ pixels: ChafaPicture.Pixels, columns: Int, rows: Int, halves: Bool = false
+    ) -> [ChafaPicture.PictureCell]? {
         guard columns > 0, rows > 0, pixels.width >= columns, pixels.height >= rows,
             pixels.rgb.count >= pixels.width * pixels.height * 3
         else { return nil }
         return memo.withLock { memo in
-            if memo.columns == columns, memo.rows == rows, memo.pixels == pixels { return memo.cells }
-            let cells = compute(pixels, columns: columns, rows: rows)
-            memo = Memo(columns: columns, rows: rows, pixels: pixels, cells: cells)
+            if memo.columns == columns, memo.rows == rows, memo.halves == halves, memo.pixels == pixels {
+                return memo.cells
+            }
+            let cells = compute(pixels, columns: columns, rows: rows, splits: halves ? halfSplits : splits)
+            memo = Memo(columns: columns, rows: rows, halves: halves, pixels: pixels, cells: cells)
             return cells
         }
     }
@@ -25,6 +30,7 @@ public enum QuadrantPicture {
     private struct Memo {
         var columns = 0
         var rows = 0
+        var halves = false
         var pixels = ChafaPicture.Pixels(width: 0, height: 0, rgb: [])
         var cells: [ChafaPicture.PictureCell] = []
     }
@@ -37,6 +43,9 @@ public enum QuadrantPicture {
         (0b0000, " "), (0b1000, "▘"), (0b0100, "▝"), (0b0010, "▖"), (0b0001, "▗"),
         (0b1100, "▀"), (0b1010, "▌"), (0b1001, "▚"),
     ]
+
+    /// The splits of the half-block mode: flat, or top and bottom.
+    static let halfSplits: [(mask: Int, symbol: Character)] = [(0b0000, " "), (0b1100, "▀")]
 
     /// Sums over one quarter of a cell.
     private struct Sums {
@@ -86,7 +95,9 @@ public enum QuadrantPicture {
         }
     }
 
-    private static func compute(_ pixels: ChafaPicture.Pixels, columns: Int, rows: Int) -> [ChafaPicture.PictureCell] {
+    private static func compute(
+        _ pixels: ChafaPicture.Pixels, columns: Int, rows: Int, splits: [(mask: Int, symbol: Character)]
+    ) -> [ChafaPicture.PictureCell] {
         var cells: [ChafaPicture.PictureCell] = []
         cells.reserveCapacity(columns * rows)
         let width = pixels.width
