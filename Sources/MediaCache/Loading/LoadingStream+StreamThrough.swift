@@ -6,6 +6,17 @@ extension LoadingStream.Iterator {
     /// them) — unless the origin ignores Range, when every new request would cost the body from byte 0 again.
     func streamThrough() async throws -> LoadedChunk? {
         if passthrough == nil {
+            // The fetch this reader relies on is still running: it hands its answer over (or ends) in a moment.
+            if let holding {
+                let seen = loader.coordinator.events(key)
+                if loader.coordinator.outcome(key: key, fetchID: holding) == nil,
+                    loader.coordinator.handedBody(key: key, fetchID: holding) == nil
+                {
+                    await loader.coordinator.wait(key: key, after: seen)
+                    try Task.checkCancellation()
+                    return try await step()
+                }
+            }
             // The answer the fetch relied on could not be cached: go on with it rather than ask again (after
             // the cached bytes before it).
             if let holding, let ahead = loader.coordinator.handedBody(key: key, fetchID: holding)?.offset,
