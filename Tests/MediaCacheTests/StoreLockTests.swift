@@ -75,17 +75,20 @@ import Testing
         if let descriptor = try #require(open(false)) { close(descriptor) }
         // Another thread holds the lock (as a commit does while the index records its ranges).
         let holding = NIOLockedValueBox(false)
+        let released = NIOLockedValueBox(false)
         let release = DispatchSemaphore(value: 0)
         Thread {
             store.state.withLockedValue { _ in
                 holding.withLockedValue { $0 = true }
                 release.wait()
             }
+            released.withLockedValue { $0 = true }
         }.start()
         let deadline = ContinuousClock.now + .seconds(10)
         while !holding.withLockedValue({ $0 }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
         #expect(open(false) == nil)
         release.signal()
+        while !released.withLockedValue({ $0 }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
         if let descriptor = try #require(open(false)) { close(descriptor) }
         try store.close()
     }
