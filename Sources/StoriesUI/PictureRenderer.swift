@@ -54,12 +54,15 @@ public enum PictureRenderer {
         }
         var cellOutput = output
         if output.picture.isPixels { cellOutput.picture = .symbols }
-        // In true colour, quadrants worked out here are as close as chafa's symbol search at a small part of the
-        // cost; chafa draws the palettes (it dithers) and the sextants of terminals that draw them themselves.
-        let own = cellOutput.colors == .truecolor
+        // In true colour and 256 colours, quadrants worked out here are as close as chafa's symbol search (closer in
+        // 256 colours, where each side's palette entry is weighed in choosing the split) at a small part of the
+        // cost; chafa draws 16 colours (it dithers) and the sextants of terminals that draw them themselves.
+        let ownPalette = cellOutput.colors == .palette256
+        let own = (cellOutput.colors == .truecolor || ownPalette)
             && (cellOutput.picture == .half || (cellOutput.picture == .symbols && !cellOutput.sextants))
         let chosen = own
-            ? QuadrantPicture.cells(pixels, columns: columns, rows: rows, halves: cellOutput.picture == .half)
+            ? QuadrantPicture.cells(
+                pixels, columns: columns, rows: rows, halves: cellOutput.picture == .half, palette: ownPalette)
             : ChafaPicture.cells(pixels, columns: columns, rows: rows, output: cellOutput)
         guard let cells = chosen else {
             drawOwn(frame, into: &grid, left: left, top: top, columns: columns, rows: rows, output: cellOutput)

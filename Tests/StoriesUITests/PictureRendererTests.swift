@@ -49,8 +49,7 @@ func near(_ a: (Int, Int, Int)?, _ b: (Int, Int, Int), within: Int) -> Bool {
     static let halfBlocks = PictureOutput(picture: .half, colors: .palette256)
 
     @Test(arguments: [ColorDepth.truecolor, .palette256])
-    func chafasCellsLandInTheGridWithTheFramesColours(depth: ColorDepth) throws {
-        try #require(ChafaPicture.available, "libchafa is needed: \(ChafaPicture.unavailableReason ?? "")")
+    func cellsLandInTheGridWithTheFramesColours(depth: ColorDepth) throws {
         // Orange over teal: colours off the palette's cube, so true colour must be exact and 256 colours close.
         let frame = twoToneFrame(width: 64, height: 64, top: (250, 120, 30), bottom: (20, 130, 140))
         var grid = CellGrid(width: 16, height: 8)

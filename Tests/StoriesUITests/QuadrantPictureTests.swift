@@ -61,6 +61,20 @@ import Testing
         #expect(halves.allSatisfy { $0 == .init(character: "▀", foreground: .rgb(0xC80000), background: .rgb(0x000064)) })
     }
 
+    @Test func inTheTwoHundredFiftySixColoursEachSideTakesItsNearestEntry() throws {
+        // Top half orange, bottom half teal: entries of the cube (never the 16 system colours), the split kept.
+        let picture = pixels { _, y in y % 4 < 2 ? (250, 120, 30) : (20, 130, 140) }
+        let cells = try #require(QuadrantPicture.cells(picture, columns: 2, rows: 2, palette: true))
+        let orange = Palette256.index(r: 250, g: 120, b: 30)
+        let teal = Palette256.index(r: 20, g: 130, b: 140)
+        #expect(orange >= 16 && teal >= 16)
+        #expect(cells.allSatisfy { $0 == .init(character: "▀", foreground: .palette(orange), background: .palette(teal)) })
+        // Two shades that round to one entry: one flat cell (a split would add nothing).
+        let close = pixels { _, y in y % 4 < 2 ? (250, 120, 30) : (252, 125, 28) }
+        let flat = try #require(QuadrantPicture.cells(close, columns: 2, rows: 2, palette: true))
+        #expect(flat.allSatisfy { $0.character == " " && $0.background == .palette(orange) })
+    }
+
     @Test func theStoriesPictureInTrueColourIsQuadrantCells() {
         let frame = VideoFrame(
             width: 64, height: 64,

@@ -8,20 +8,24 @@ import Synchronization
 /// block symbols (SSIM within a hundredth in xterm, see README), at a small part of its cost: a sum per quarter and
 /// eight sums of squares a cell, a millisecond for a 120×40 picture, where chafa's search takes 7 to 12.
 public enum QuadrantPicture {
-    /// `pixels` as `columns`×`rows` cells (`halves`: upper half blocks only, for the conservative mode); nil when
+    /// `pixels` as `columns`×`rows` cells (`halves`: upper half blocks only, for the conservative mode; `palette`:
+    /// in the nearest entries of the 256-colour palette, the split chosen with their error counted); nil when
     /// there are fewer than one pixel a cell.
     public static func cells(
-        _ pixels: ChafaPicture.Pixels, columns: Int, rows: Int, halves: Bool = false
+        _ pixels: ChafaPicture.Pixels, columns: Int, rows: Int, halves: Bool = false, palette: Bool = false
     ) -> [ChafaPicture.PictureCell]? {
         guard columns > 0, rows > 0, pixels.width >= columns, pixels.height >= rows,
             pixels.rgb.count >= pixels.width * pixels.height * 3
         else { return nil }
         return memo.withLock { memo in
-            if memo.columns == columns, memo.rows == rows, memo.halves == halves, memo.pixels == pixels {
+            if memo.columns == columns, memo.rows == rows, memo.halves == halves, memo.palette == palette,
+                memo.pixels == pixels
+            {
                 return memo.cells
             }
-            let cells = compute(pixels, columns: columns, rows: rows, splits: halves ? halfSplits : splits)
-            memo = Memo(columns: columns, rows: rows, halves: halves, pixels: pixels, cells: cells)
+            let cells = compute(
+                pixels, columns: columns, rows: rows, splits: halves ? halfSplits : splits, palette: palette)
+            memo = Memo(columns: columns, rows: rows, halves: halves, palette: palette, pixels: pixels, cells: cells)
             return cells
         }
     }
@@ -31,6 +35,7 @@ public enum QuadrantPicture {
         var columns = 0
         var rows = 0
         var halves = false
+        var palette = false
         var pixels = ChafaPicture.Pixels(width: 0, height: 0, rgb: [])
         var cells: [ChafaPicture.PictureCell] = []
     }
@@ -70,6 +75,23 @@ public enum QuadrantPicture {
             return Double(squares) - norm
         }
 
+        /// The palette entry nearest their mean colour.
+        var paletteIndex: UInt8 {
+            let colour = mean
+            return Palette256.index(r: UInt8(colour >> 16 & 0xFF), g: UInt8(colour >> 8 & 0xFF), b: UInt8(colour & 0xFF))
+        }
+
+        /// What painting them in `paletteIndex` instead of their mean adds to their squared error.
+        var paletteError: Double {
+            guard count > 0 else { return 0 }
+            let entry = Palette256.rgb(paletteIndex)
+            let n = Double(count)
+            let dr = Double(r) / n - Double(entry.r)
+            let dg = Double(g) / n - Double(entry.g)
+            let db = Double(b) / n - Double(entry.b)
+            return n * (dr * dr + dg * dg + db * db)
+        }
+
         /// Their mean colour as 0xRRGGBB.
         var mean: UInt32 {
             guard count > 0 else { return 0 }
@@ -96,7 +118,8 @@ public enum QuadrantPicture {
     }
 
     private static func compute(
-        _ pixels: ChafaPicture.Pixels, columns: Int, rows: Int, splits: [(mask: Int, symbol: Character)]
+        _ pixels: ChafaPicture.Pixels, columns: Int, rows: Int, splits: [(mask: Int, symbol: Character)],
+        palette: Bool
     ) -> [ChafaPicture.PictureCell] {
         var cells: [ChafaPicture.PictureCell] = []
         cells.reserveCapacity(columns * rows)
@@ -134,14 +157,18 @@ public enum QuadrantPicture {
                             let sums = quarter == 0 ? all.0 : quarter == 1 ? all.1 : quarter == 2 ? all.2 : all.3
                             if split.mask & (0b1000 >> quarter) != 0 { fore.add(sums) } else { back.add(sums) }
                         }
-                        let error = fore.error + back.error
+                        var error = fore.error + back.error
+                        if palette { error += fore.paletteError + back.paletteError }
                         if error < best.error { best = (error, split.mask, split.symbol, fore, back) }
                     }
-                    if best.mask == 0 {
-                        cells.append(.init(character: " ", foreground: nil, background: .rgb(best.back.mean)))
+                    let (foreground, background) = palette
+                        ? (CellPaint.palette(best.fore.paletteIndex), CellPaint.palette(best.back.paletteIndex))
+                        : (CellPaint.rgb(best.fore.mean), CellPaint.rgb(best.back.mean))
+                    // Both sides in one colour: a flat cell (the symbol would add nothing but bytes).
+                    if best.mask == 0 || foreground == background {
+                        cells.append(.init(character: " ", foreground: nil, background: background))
                     } else {
-                        cells.append(
-                            .init(character: best.symbol, foreground: .rgb(best.fore.mean), background: .rgb(best.back.mean)))
+                        cells.append(.init(character: best.symbol, foreground: foreground, background: background))
                     }
                 }
             }
