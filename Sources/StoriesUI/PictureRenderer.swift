@@ -2,8 +2,8 @@ import StoryPlayer
 import Terminal
 
 /// Draws a video frame into a cell grid, aspect kept by the cell's real pixel size, letterboxed and centred: as cells
-/// chosen by chafa (symbols, half blocks or ASCII, in the terminal's colours) or as an image over the cells (sixel,
-/// kitty), as `PictureOutput` says.
+/// (quadrants worked out here in 24-bit and 256 colours; chafa's symbols in 16, or ASCII) or as an image over the
+/// cells (sixel, kitty), as `PictureOutput` says.
 public enum PictureRenderer {
     /// From dark to bright (the ASCII picture without libchafa).
     public static let ramp: [Character] = Array(" .:-=+*#%@")
