@@ -22,6 +22,10 @@ public final class TerminalScreen {
     private var drawn: CellGrid?
     private var pairs: ColorPairTable
     private var layer: PictureLayer
+    /// Keys told from late answers of the terminal.
+    private var replies = TerminalReplyFilter()
+    /// Inputs read together and not yet returned.
+    private var queued: [TerminalInput] = []
     private let started = Date()
 
     /// Takes over the terminal on stdin/stdout: raw keys without echo, hidden cursor, mouse clicks, colours
@@ -163,11 +167,24 @@ public final class TerminalScreen {
     /// Waits up to `timeoutMs` for input; nil when none came.
     public func read(timeoutMs: Int) -> TerminalInput? {
         guard screen != nil else { return nil }
+        if !queued.isEmpty { return queued.removeFirst() }
         let window = stories_stdscr()
-        wtimeout(window, Int32(timeoutMs))
         var value: wint_t = 0
-        let result = wget_wch(window, &value)
-        if result == ERR { return nil }
+        var result: Int32
+        repeat {
+            // The rest of something that began with ESC comes at once or not at all.
+            wtimeout(window, replies.isPending ? Self.sequenceWait : Int32(timeoutMs))
+            result = wget_wch(window, &value)
+            if result == ERR {
+                return replies.timedOut().flatMap(Self.input)
+            }
+            if result == KEY_CODE_YES { break }
+            queued += replies.feed(UInt32(value)).compactMap(Self.input)
+        } while queued.isEmpty && replies.isPending
+        if result != KEY_CODE_YES {
+            return queued.isEmpty ? nil : queued.removeFirst()
+        }
+        replies = TerminalReplyFilter()
         if result == KEY_CODE_YES {
             switch Int32(value) {
             case KEY_LEFT: return .left
@@ -184,9 +201,17 @@ public final class TerminalScreen {
             default: return nil
             }
         }
-        if value == 27 { return .escape }
-        guard let scalar = Unicode.Scalar(UInt32(value)) else { return nil }
-        return .character(Character(scalar))
+        return nil
+    }
+
+    /// How long the rest of an escape sequence is waited for, in milliseconds.
+    static let sequenceWait: Int32 = 50
+
+    private static func input(_ outcome: TerminalReplyFilter.Outcome) -> TerminalInput? {
+        switch outcome {
+        case .escape: return .escape
+        case .key(let value): return Unicode.Scalar(value).map { .character(Character($0)) }
+        }
     }
 
     /// True when the terminal went away (its input hung up or failed): nothing can be read or shown any more.

@@ -193,3 +193,28 @@ enum SixelImage {
         return (width, height, rgb)
     }
 }
+
+/// Answers the terminal sends after the start-up probe stopped waiting are swallowed, never read as keys.
+@Suite struct TerminalReplyFilterTests {
+    private func outcomes(_ text: String, timingOut: Bool = false) -> [TerminalReplyFilter.Outcome] {
+        var filter = TerminalReplyFilter()
+        var result = text.unicodeScalars.flatMap { filter.feed($0.value) }
+        if timingOut, let last = filter.timedOut() { result.append(last) }
+        return result
+    }
+
+    @Test func lateAnswersAreNotKeys() {
+        // Device attributes, the cell size, kitty's graphics answer (ended by ESC \), an OSC ended by BEL.
+        for answer in ["\u{1B}[?1;2c", "\u{1B}[6;17;8t", "\u{1B}_Gi=31;OK\u{1B}\\", "\u{1B}]11;rgb:0000/0000/0000\u{07}"] {
+            #expect(outcomes(answer, timingOut: true).isEmpty, "\(answer.debugDescription)")
+        }
+        // Keys around an answer still come through.
+        #expect(outcomes("l\u{1B}[?62;4c2") == [.key(0x6C), .key(0x32)])
+    }
+
+    @Test func escapeOnItsOwnIsTheEscapeKey() {
+        #expect(outcomes("\u{1B}", timingOut: true) == [.escape])
+        #expect(outcomes("\u{1B}q") == [.escape, .key(0x71)])
+        #expect(outcomes("\u{1B}\u{1B}", timingOut: true) == [.escape, .escape])
+    }
+}
