@@ -29,7 +29,7 @@ import Testing
             slowDone.withLockedValue { $0 = true }
         }
         slow.start()
-        #expect(await poll { gate.arrived == 1 }, "the \(kind) never reached the disk")
+        #expect(await eventually(within: .seconds(10)) { gate.arrived == 1 }, "the \(kind) never reached the disk")
         // While it waits on the disk, another thread looks up the other resource (and this one).
         let looked = NIOLockedValueBox<ByteRangeSet?>(nil)
         Thread {
@@ -37,25 +37,15 @@ import Testing
             _ = store.info(for: testKey("a"))
             looked.withLockedValue { $0 = ranges }
         }.start()
-        let answered = await poll { looked.withLockedValue { $0 } != nil }
+        let answered = await eventually(within: .seconds(10)) { looked.withLockedValue { $0 } != nil }
         #expect(answered, "a look-up waited for the \(kind) on the disk")
         #expect(looked.withLockedValue { $0 } == ByteRangeSet([0..<50_000]))
         gate.open()
-        #expect(await poll { slowDone.withLockedValue { $0 } })
+        #expect(await eventually(within: .seconds(10)) { slowDone.withLockedValue { $0 } })
         if kind == "write" {
             #expect(try store.read(key: testKey("a"), range: 50_000..<60_000) == pattern(50_000..<60_000))
         }
         try store.close()
-    }
-
-    /// Polls `condition` until it holds or 10 seconds pass.
-    private func poll(_ condition: @escaping @Sendable () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(2))
-        }
-        return condition()
     }
 }
 
@@ -84,11 +74,10 @@ import Testing
             }
             released.withLockedValue { $0 = true }
         }.start()
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !holding.withLockedValue({ $0 }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
+        #expect(await eventually(within: .seconds(10)) { holding.withLockedValue { $0 } })
         #expect(open(false) == nil)
         release.signal()
-        while !released.withLockedValue({ $0 }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
+        #expect(await eventually(within: .seconds(10)) { released.withLockedValue { $0 } })
         if let descriptor = try #require(open(false)) { close(descriptor) }
         try store.close()
     }
