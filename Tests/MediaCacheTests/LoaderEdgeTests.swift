@@ -279,7 +279,7 @@ extension ContentRange {
         var reader = LoadingRequest(url: url, requestedOffset: 1_200_000)
         reader.readAhead = 20_000
         #expect(try await h.loader.data(reader) == Array(bytes[1_200_000...]))
-        let sizes = h.origin.requests.filter { $0.method == "GET" }.compactMap { Self.size(of: $0.range) }
+        let sizes = h.origin.requests.filter { $0.method == "GET" }.compactMap { requestedRangeSize($0.range) }
         #expect(sizes.first == 20_000)
         #expect(sizes.count >= 3 && sizes.count <= 8, "\(sizes)")
         var read = 0
@@ -288,13 +288,6 @@ extension ContentRange {
             read += size
         }
         await h.close()
-    }
-
-    static func size(of range: String?) -> Int? {
-        guard let range, range.hasPrefix("bytes=") else { return nil }
-        let parts = range.dropFirst(6).split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 2, let from = Int(parts[0]), let to = Int(parts[1]) else { return nil }
-        return to - from + 1
     }
 }
 

@@ -117,3 +117,11 @@ public func eventually(within limit: Duration = .seconds(30), _ condition: () ->
     }
     return condition()
 }
+
+/// The number of bytes a `Range: bytes=A-B` header asks for; nil for an open-ended or malformed one.
+public func requestedRangeSize(_ range: String?) -> Int? {
+    guard let range, range.hasPrefix("bytes=") else { return nil }
+    let parts = range.dropFirst(6).split(separator: "-", omittingEmptySubsequences: false)
+    guard parts.count == 2, let from = Int(parts[0]), let to = Int(parts[1]) else { return nil }
+    return to - from + 1
+}

@@ -253,11 +253,12 @@ public struct LoadingStream: AsyncSequence, Sendable {
         }
 
         /// Where a new fetch for this reader ends: the wanted end, or (with `readAhead`) no further past the
-        /// reader's offset than the read-ahead, or twice what the reader has taken so far.
+        /// reader's offset than the read-ahead, or twice what the reader has taken from the origin so far (bytes
+        /// it read from the cache say nothing of how far past them a replaying client will read).
         private func planEnd(length: Int64?) -> Int64? {
             let end = endOffset(length: length)
             guard let readAhead = request.readAhead else { return end }
-            let ahead = currentOffset + Swift.max(readAhead, 2 * delivered)
+            let ahead = currentOffset + Swift.max(readAhead, 2 * originBytes)
             return Swift.min(end ?? ahead, ahead)
         }
 

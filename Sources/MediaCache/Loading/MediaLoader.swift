@@ -90,7 +90,7 @@ public struct LoadingRequest: Sendable, Equatable {
     /// it, not as saved by the cache, and it is not a played request in `LoaderMetrics`.
     public var isPreload = false
     /// For a client that may stop reading at any moment (a proxy's client probing a file): origin requests run
-    /// at most this far past the reader's offset at first, then twice as far as the reader has read so far, so a
+    /// at most this far past the reader's offset at first, then twice as far as it has read from the origin, so a
     /// client that reads a few bytes and leaves costs little and one that keeps reading soon gets large
     /// requests. Nil fetches the whole wanted range at once (a player that will read it all).
     public var readAhead: Int64?
