@@ -185,23 +185,20 @@ public final class TerminalScreen {
             return queued.isEmpty ? nil : queued.removeFirst()
         }
         replies = TerminalReplyFilter()
-        if result == KEY_CODE_YES {
-            switch Int32(value) {
-            case KEY_LEFT: return .left
-            case KEY_RIGHT: return .right
-            case KEY_SLEFT: return .shiftLeft
-            case KEY_SRIGHT: return .shiftRight
-            case KEY_UP: return .up
-            case KEY_DOWN: return .down
-            case KEY_RESIZE: return .resize
-            case KEY_MOUSE:
-                var event = MEVENT()
-                guard getmouse(&event) == OK, stories_button1_pressed(event.bstate) != 0 else { return nil }
-                return .click(x: Int(event.x), y: Int(event.y))
-            default: return nil
-            }
+        switch Int32(value) {
+        case KEY_LEFT: return .left
+        case KEY_RIGHT: return .right
+        case KEY_SLEFT: return .shiftLeft
+        case KEY_SRIGHT: return .shiftRight
+        case KEY_UP: return .up
+        case KEY_DOWN: return .down
+        case KEY_RESIZE: return .resize
+        case KEY_MOUSE:
+            var event = MEVENT()
+            guard getmouse(&event) == OK, stories_button1_pressed(event.bstate) != 0 else { return nil }
+            return .click(x: Int(event.x), y: Int(event.y))
+        default: return nil
         }
-        return nil
     }
 
     /// How long the rest of an escape sequence is waited for, in milliseconds.

@@ -244,12 +244,12 @@ public struct LoadingStream: AsyncSequence, Sendable {
         /// True when the next byte is neither cached nor on its way (reading it would start an origin request):
         /// a proxy holds such a read until its client has taken what it was sent.
         public var nextReadStartsOriginRequest: Bool {
-            guard !done else { return false }
-            if let end = endOffset(length: loader.store.info(for: key)?.metadata.contentLength), currentOffset >= end {
-                return false
-            }
-            if passthrough != nil || loader.store.availableRanges(for: key).contains(currentOffset) { return false }
-            return !loader.coordinator.planner(key) { $0.isFetching(currentOffset) }
+            // Asked before every chunk a proxy sends: one look at the store, trusting a recent look at other
+            // processes' changes, as the read itself does.
+            guard !done, passthrough == nil else { return false }
+            if let end = endOffset(length: version?.contentLength), currentOffset >= end { return false }
+            let available = loader.store.availableRanges(for: key, noticingChangesWithin: CacheStore.hitPathStaleness)
+            return !available.contains(currentOffset) && !loader.coordinator.planner(key) { $0.isFetching(currentOffset) }
         }
 
         /// Where a new fetch for this reader ends: the wanted end, or (with `readAhead`) no further past the

@@ -180,6 +180,14 @@ extension MediaLoader {
             if let overlap { unproven.insert(overlap) } else if response.status == 200 { unproven = cached.ranges }
         }
 
+        /// Extends the claim on this fetch's range up to `end`; false when another process claims what follows.
+        func extendClaim(through end: Int64) -> Bool {
+            guard end > claimed.upperBound, let more = store.locks.lockForFetching(key, claimed.upperBound..<end),
+                more.lowerBound == claimed.upperBound
+            else { return false }
+            claimed = claimed.lowerBound..<more.upperBound
+            return true
+        }
         var body = OriginBodyStream(response, url: url, configuration: fetcher.configuration)
         while let buffer = try await body.next() {
             traffic.received(Int64(buffer.readableBytes), for: key)
@@ -191,11 +199,7 @@ extension MediaLoader {
             if writeOffset + usable > claimed.upperBound, writeOffset >= claimed.lowerBound {
                 // The target moved on (a reader joined further ahead): extend the claim, or stop where another
                 // process's claim begins.
-                let wanted = claimed.upperBound..<Swift.max(
-                    writeOffset + usable, target ?? metadata.contentLength ?? Int64.max)
-                if let more = store.locks.lockForFetching(key, wanted), more.lowerBound == claimed.upperBound {
-                    claimed = claimed.lowerBound..<more.upperBound
-                }
+                _ = extendClaim(through: Swift.max(writeOffset + usable, target ?? metadata.contentLength ?? Int64.max))
                 usable = Swift.min(usable, Swift.max(0, claimed.upperBound - writeOffset))
             }
             if !unproven.isEmpty {
@@ -252,11 +256,7 @@ extension MediaLoader {
             if writeOffset >= claimed.upperBound, writeOffset >= claimed.lowerBound {
                 // The claim ran out exactly at a buffer's end: extend it toward the target, or stop where another
                 // process's claim begins (it fetches what comes next).
-                let end = target ?? metadata.contentLength ?? Int64.max
-                guard writeOffset < end, let more = store.locks.lockForFetching(key, claimed.upperBound..<end),
-                    more.lowerBound == claimed.upperBound
-                else { return }
-                claimed = claimed.lowerBound..<more.upperBound
+                guard extendClaim(through: target ?? metadata.contentLength ?? Int64.max) else { return }
             }
         }
         if metadata.contentLength == nil, response.status == 200 {
