@@ -11,6 +11,8 @@ public final class MediaOriginServer: Sendable {
         var resources: [String: OriginResource] = [:]
         var redirects: [String: String] = [:]
         var root: URL?
+        /// Folders whose files are served at their own absolute paths.
+        var folders: [String] = []
         var profile: NetworkProfile = .unlimited
         var faults = OriginFaults()
         var requests: [OriginRequestRecord] = []
@@ -41,9 +43,11 @@ public final class MediaOriginServer: Sendable {
     }
 
     /// Starts the origin on 127.0.0.1 (`port` 0 picks a free one). `root` serves files below it for paths not
-    /// registered with `set(_:at:)`.
+    /// registered with `set(_:at:)`; `folders` serves the files below each at their own absolute paths (a story
+    /// from anywhere on the machine, nothing outside the folders named).
     public init(
-        port: Int = 0, root: URL? = nil, profile: NetworkProfile = .unlimited, scheduler: OriginScheduler? = nil
+        port: Int = 0, root: URL? = nil, folders: [URL] = [], profile: NetworkProfile = .unlimited,
+        scheduler: OriginScheduler? = nil
     ) async throws {
         self.scheduler = scheduler
         // Its own thread: a busy origin must not starve the clients it serves in the same process.
@@ -51,6 +55,10 @@ public final class MediaOriginServer: Sendable {
         self.group = group
         state.withLockedValue {
             $0.root = root
+            $0.folders = folders.map { folder in
+                let path = folder.standardizedFileURL.path
+                return path.hasSuffix("/") ? path : path + "/"
+            }
             $0.profile = profile
         }
         let box = ServerBox()
@@ -182,10 +190,17 @@ public final class MediaOriginServer: Sendable {
     }
 
     func resource(at path: String) -> OriginResource? {
-        let (registered, root) = state.withLockedValue { ($0.resources[path], $0.root) }
+        let (registered, root, folders) = state.withLockedValue { ($0.resources[path], $0.root, $0.folders) }
         if let registered { return registered }
-        guard let root, !path.split(separator: "/").contains("..") else { return nil }
-        let file = root.appendingPathComponent(String(path.drop(while: { $0 == "/" })))
+        guard !path.split(separator: "/").contains("..") else { return nil }
+        let file: URL
+        if folders.contains(where: { path.hasPrefix($0) }) {
+            file = URL(fileURLWithPath: path)
+        } else if let root {
+            file = root.appendingPathComponent(String(path.drop(while: { $0 == "/" })))
+        } else {
+            return nil
+        }
         guard let data = FileManager.default.contents(atPath: file.path) else { return nil }
         return OriginResource(bytes: [UInt8](data), contentType: Self.contentType(ofExtension: file.pathExtension))
     }

@@ -52,15 +52,20 @@ struct Glyphs: Sendable {
     var keys: (previous: String, next: String)
     /// The header's mark for a story whose sound plays.
     var sound: String
+    /// The tray's marks for an author with unseen stories (a ring, as on a phone) and one with none left.
+    var unseen: String
+    var allSeen: String
+    /// The keys that move between authors.
+    var authorKeys: String
 
     static let unicode = Glyphs(
         segmentDone: "━", segmentAhead: "─", full: "█", partial: "▓", none: "░", horizontal: "─", vertical: "│",
         dot: "·", play: "▶", pause: "‖", current: "▶", ellipsis: "…", times: "×", keys: ("←/h", "→/l"),
-        sound: "♪ sound")
+        sound: "♪ sound", unseen: "●", allSeen: "○", authorKeys: "↑/↓")
     static let ascii = Glyphs(
         segmentDone: "=", segmentAhead: "-", full: "#", partial: "+", none: ".", horizontal: "-", vertical: "|",
         dot: "-", play: ">", pause: "||", current: ">", ellipsis: "...", times: "x", keys: ("<-/h", "->/l"),
-        sound: "sound")
+        sound: "sound", unseen: "*", allSeen: "o", authorKeys: "up/dn")
 }
 
 extension String {

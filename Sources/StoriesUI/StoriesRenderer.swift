@@ -33,6 +33,7 @@ public struct StoriesRenderer {
         drawSegments(y: 0)
         drawHeader(y: 1)
         grid.fill(glyphs.horizontal, x: 0, y: 2, count: width, style: CellStyle(dim: true))
+        drawTray(y: 2)
         let bodyTop = Self.bodyTop
         let bodyBottom = height - 2  // exclusive
         grid.fill(glyphs.horizontal, x: 0, y: bodyBottom, count: width, style: CellStyle(dim: true))
@@ -97,16 +98,18 @@ public struct StoriesRenderer {
         }
     }
 
-    /// One segment per story: watched ones full, the current one filling with its progress, later ones empty.
+    /// One segment per story of the current author (of every story when none is current): watched ones full,
+    /// the current one filling with its progress, later ones empty.
     private mutating func drawSegments(y: Int) {
-        let count = snapshot.stories.count
+        let shown = snapshot.currentAuthor?.stories ?? snapshot.stories.indices
+        let count = shown.count
         guard count > 0 else { return }
         let available = grid.width - 2 - (count - 1)
         let base = Swift.max(1, available / count)
         var extra = Swift.max(0, available - base * count)
         var x = 1
-        let current = snapshot.current ?? (snapshot.finished ? count : -1)
-        for i in 0..<count {
+        let current = snapshot.current ?? (snapshot.finished ? shown.upperBound : -1)
+        for i in shown {
             let width = base + (extra > 0 ? 1 : 0)
             if extra > 0 { extra -= 1 }
             var filled = 0
@@ -144,9 +147,11 @@ public struct StoriesRenderer {
         var x = grid.width - 1 - rightWidth
         for (text, style) in right { x = grid.put(text, x: x, y: y, style: style) }
         var left = " \(snapshot.title)"
-        if let index = snapshot.current {
+        if let index = snapshot.current, let author = snapshot.currentAuthor {
             let room = grid.width - rightWidth - 2
-            let position = "\(index + 1)/\(stories.count) \(glyphs.dot) "
+            // Whose story it is, and which of theirs: the author's name and its place among their stories.
+            if let name = author.name { left = " \(name)" }
+            let position = "\(index - author.stories.lowerBound + 1)/\(author.stories.count) \(glyphs.dot) "
             left += " \(glyphs.dot) " + position
             // The story's title matters more than the playlist's: on a narrow screen the playlist's goes first.
             let minimumTitle = Swift.min(stories[index].title.count, 12)
@@ -184,11 +189,12 @@ public struct StoriesRenderer {
     /// The keys row: as many of the keys as fit, in order, then always `? help` and `q quit`.
     private mutating func drawKeyHelp(y: Int) {
         let pauseLabel = snapshot.paused ? "resume" : "pause"
-        let keys: [(String, String)] = [
+        var keys: [(String, String)] = [
             (glyphs.keys.previous, "prev"), (glyphs.keys.next, "next"), ("space", pauseLabel), (", .", "seek"),
             ("r", "replay"), ("c", screen.paneOpen ? "hide cache" : "cache"), ("m", snapshot.muted ? "unmute" : "mute"),
             ("1-9", "story"),
         ]
+        if snapshot.authors.count > 1 { keys.insert((glyphs.authorKeys, "author"), at: 2) }
         let always: [(String, String)] = [("?", "help"), ("q", "quit")]
         func width(_ item: (String, String)) -> Int { item.0.count + 1 + item.1.count + 3 }
         let reserved = always.reduce(0) { $0 + width($1) }
@@ -207,11 +213,14 @@ public struct StoriesRenderer {
 
     /// Every key and what it does, for the help overlay.
     var helpLines: [(keys: String, meaning: String)] {
-        [
+        let authors: [(keys: String, meaning: String)] = snapshot.authors.count > 1
+            ? [(glyphs.authorKeys, "previous / next author (their first unseen story)")] : []
+        return [
             ("\(glyphs.keys.previous)  \(glyphs.keys.next)", "previous / next story"),
+        ] + authors + [
             ("space  p", "pause / resume"),
             (",  .  Shift+\(glyphs.keys.previous.prefix(2))", "seek 1 s back / forward"),
-            ("1 \(glyphs.ellipsis) 9", "jump to story N"),
+            ("1 \(glyphs.ellipsis) 9", authors.isEmpty ? "jump to story N" : "jump to the author's story N"),
             ("m", "mute / unmute the sound (for the rest of the session)"),
             ("r", "replay the story (after the end: start over)"),
             ("c", "cache pane: stories, hits, bytes, disk"),

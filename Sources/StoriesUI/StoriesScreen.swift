@@ -62,7 +62,8 @@ public enum KeyMap {
         case .right: return .command(.next)
         case .shiftLeft: return .command(.seek(by: -seekStep))
         case .shiftRight: return .command(.seek(by: seekStep))
-        case .up, .down: return nil
+        case .up: return .command(.previousAuthor)
+        case .down: return .command(.nextAuthor)
         case .escape: return .quit
         case .resize: return .relayout
         case .click(let x, _): return .command(x < width / 2 ? .previous : .next)

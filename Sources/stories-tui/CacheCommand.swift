@@ -102,13 +102,26 @@ struct CacheCommand: AsyncParsableCommand {
     /// `cache clear [URL]`.
     struct Clear: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Remove one resource (by its URL) or everything, play counts included.")
+            abstract: "Remove one resource (by its URL) or everything, play counts and seen stories included.")
         @OptionGroup var cache: CacheDirOption
         @Argument(help: "The URL of the resource to remove; omit to clear everything.") var url: String?
         @Flag(help: "Clear everything without asking (asked only when stdin is a terminal).") var yes = false
+        @Flag(help: "Forget only which stories were seen and how often (the cached videos stay).") var seen = false
 
         func run() async throws {
             try await reportingFailures {
+                if seen {
+                    guard url == nil else {
+                        throw CLIFailure(message: "cache clear: --seen clears every story's seen state (give no URL)", exitCode: 2)
+                    }
+                    let store = try cache.openStore(readOnly: true)
+                    defer { try? store.close() }
+                    let counts = cache.openPlayCounts(beside: store, create: false)
+                    let stories = (try? counts?.counts().count) ?? 0
+                    try counts?.removeAll()
+                    print("forgot \(stories) stor\(stories == 1 ? "y" : "ies") seen; the cached videos stay")
+                    return
+                }
                 let parsed = try url.map { try CLIURL.parse($0, context: "cache clear") }
                 let store = try cache.openStore()
                 if let parsed {

@@ -6,15 +6,28 @@ import StoriesUI
 import StoryPlayer
 import Terminal
 
-/// `stories-tui [play] PLAYLIST`: plays a playlist of video stories.
+/// `stories-tui [play] SOURCE...`: plays stories from playlists, folders, files, URLs and M3U lists.
 struct PlayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "play", abstract: "Play a playlist of video stories (the default command).",
+        commandName: "play", abstract: "Play stories from playlists, folders, files or URLs (the default command).",
         discussion: """
-            Relative story URLs are served from the playlist's folder by a built-in origin over a simulated \
-            network (--network: \(NetworkProfile.named.map { "\($0.name) (\($0.summary))" }.joined(separator: ", ")); \
-            default 4g), so a first pass shows loading and cache misses and a second pass plays from the cache. \
-            --speed speeds that network up as much as the clock, so a story loads as it would at 1x.
+            Sources: a JSON playlist; a folder (its videos and photos in name order, IMG_2 before IMG_10; each \
+            subfolder one author, named after it); video and photo files; HLS playlists (.m3u8); http(s) URLs; \
+            M3U lists of files or URLs (#EXTINF titles). Files that are not media are skipped with one line \
+            saying how many.
+
+            Stories are grouped by author (a folder's subfolders, or a JSON playlist's "authors"): left/right move \
+            within the author and on to its neighbours, up/down jump to the previous or next author's first \
+            unseen story, and after an author's last story the next author with unseen stories starts. A story is \
+            seen once its first frame was shown; seen state is kept with the play counts in the cache directory \
+            (`cache clear --seen` forgets both and keeps the cached videos), and a run starts at the first unseen story (--from-start: at \
+            the first).
+
+            Files on this machine are served to the player by a built-in origin. For a JSON playlist it runs over \
+            a simulated network (--network: \(NetworkProfile.named.map { "\($0.name) (\($0.summary))" }.joined(separator: ", ")); \
+            default 4g), so a first pass shows loading and cache misses and a second pass plays from the cache; \
+            other local sources play at full speed unless --network is given. --speed speeds that network up as \
+            much as the clock, so a story loads as it would at 1x.
 
             The story's video is decoded and drawn in the story area (half-block cells in 256 colours; ASCII \
             shading under a non-UTF-8 locale or NO_COLOR), upright and in shape as the file says (rotation, \
@@ -45,13 +58,18 @@ struct PlayCommand: AsyncParsableCommand {
             the run started) and monotonic (the same moment on CLOCK_MONOTONIC), to line events up with a recording.
             """)
 
-    @Argument(help: "The playlist JSON file.") var playlist: String
+    @Argument(
+        help: ArgumentHelp(
+            "Playlists (.json), folders, video and photo files, .m3u8 HLS playlists, http(s) URLs or M3U lists.",
+            valueName: "source"))
+    var sources: [String] = []
+    @Flag(help: "Start at the first story, not at the first one not seen yet.") var fromStart = false
     @Flag(help: "Run without the terminal UI, printing one JSON event per line.") var headless = false
     @Option(
         parsing: .unconditional,
         help: "Playback speed multiplier (e.g. 4 plays four times faster; the simulated network runs as much faster).")
     var speed: Double = 1
-    @Option(help: ArgumentHelp("Simulated network for relative URLs: 3g, 4g, wifi or lan.", valueName: "PROFILE"))
+    @Option(help: ArgumentHelp("Simulated network for local files: 3g, 4g, wifi or lan (default: 4g for a JSON playlist, none for other sources).", valueName: "PROFILE"))
     var network: String?
     @Flag(help: "Do not preload the next stories.") var noPreload = false
     @Flag(help: "Show stories that reached their maxViews too.") var all = false
@@ -75,7 +93,7 @@ struct PlayCommand: AsyncParsableCommand {
                 throw CLIFailure(message: "--speed: must be a number above 0 and at most 1000, got \(speed)", exitCode: 2)
             }
             let profileName = network ?? "4g"
-            guard let profile = NetworkProfile.named(profileName) else {
+            guard let named = NetworkProfile.named(profileName) else {
                 throw CLIFailure(
                     message: "--network: unknown profile '\(profileName)' (use \(NetworkProfile.named.map(\.name).joined(separator: ", ")))",
                     exitCode: 2)
@@ -90,16 +108,22 @@ struct PlayCommand: AsyncParsableCommand {
                     message: "--picture: unknown mode '\(picture)' (use auto, kitty, sixel, symbols, half or ascii)",
                     exitCode: 2)
             }
-            let list: Playlist
+            let read: StorySources
             do {
-                list = try PlaylistParser.load(path: playlist)
+                read = try StorySources.load(sources)
             } catch {
                 throw CLIFailure(message: "\(error)", exitCode: 2)
             }
+            if let note = read.skippedNote { StandardStreams.writeError("stories-tui: \(note)\n") }
+            let list = read.playlist
+            // A JSON playlist (the demo) plays its files over the simulated network; files named directly play
+            // at the disk's speed unless a network is asked for.
+            let profile = network == nil && !read.isJSONOnly ? NetworkProfile.unlimited : named
             let store = try cache.openStore(budgets: budgets)
             // Faster playback with the same network would stall where 1x does not: the simulated link keeps pace.
             let origin = list.hasLocalStories
-                ? try await MediaOriginServer(root: list.folder, profile: profile.scaled(by: speed)) : nil
+                ? try await MediaOriginServer(
+                    root: list.localRoot, folders: list.localFolders, profile: profile.scaled(by: speed)) : nil
             let interactive = !headless && isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
             let loader = MediaLoader(store: store, configuration: LoaderDefaults.configuration, logger: CLILogging.logger(quiet: interactive))
             var player = PlayerConfiguration()
@@ -119,7 +143,7 @@ struct PlayCommand: AsyncParsableCommand {
                 clock: RealPlaybackClock(speed: speed), configuration: player, showAll: all,
                 preload: noPreload ? nil : PreloadPolicy(),
                 playCounts: try cache.openPlayCounts(beside: store, create: !store.isReadOnly) ?? PlayCountStore.inMemory(),
-                sound: output, muted: mute)
+                sound: output, muted: mute, fromStart: fromStart)
             let stop = StopFlag()
             // A reader of stdout that went away (`| head -1`) ends the run quietly.
             let outputClosed = StopFlag()
@@ -203,8 +227,9 @@ enum TextReporter {
     static func line(_ event: PlayerEvent, playlist: Playlist) -> String {
         let line: String
         switch event {
-        case .storyStart(let index, _, let title, _):
-            line = "▶ [\(index + 1)/\(playlist.stories.count)] \(title)"
+        case .storyStart(let index, _, let title, _, let author, let seen):
+            line = "▶ [\(index + 1)/\(playlist.stories.count)] " + (author.map { "\($0): " } ?? "") + title
+                + (seen ? " (seen)" : "")
         case .skipped(let index, _, let plays, let maxViews):
             line = "· [\(index + 1)/\(playlist.stories.count)] \(playlist.stories[index].title): skipped (seen \(plays) of \(maxViews) times)"
         case .firstFrame(_, let startupMs, let cache, let duration):

@@ -113,6 +113,50 @@ func terminalFlags(_ file: URL) throws -> Set<String> {
         }
     }
 
+    @Test func aFolderOfTwoAuthorsShowsTheTrayMovesBetweenThemAndResumes() async throws {
+        guard let media = try PhoneMedia.make() else {
+            if PhoneMedia.required { Issue.record("\(PhoneMedia.missing), and STORIES_REQUIRE_E2E=1 requires it") }
+            else { print("skipping the folder-of-authors test: \(PhoneMedia.missing)") }
+            return
+        }
+        defer { media.remove() }
+        // Minute-long clips: no story ends by itself while the test looks, however busy the machine.
+        for author in ["Ana", "Ben"] {
+            try FileManager.default.createDirectory(
+                at: media.folder.appendingPathComponent("friends/\(author)"), withIntermediateDirectories: true)
+        }
+        for name in ["friends/Ana/IMG_2.mp4", "friends/Ana/IMG_10.mp4", "friends/Ben/run.mp4"] {
+            try media.ffmpeg(name, ["-f", "lavfi", "-i", "testsrc2=s=160x90:r=5:d=60", "-pix_fmt", "yuv420p"])
+        }
+        try Data("not a story".utf8).write(to: media.folder.appendingPathComponent("friends/Ana/notes.txt"))
+        try await inTmux("the folder-of-authors test") { tmux, scratch in
+            let binary = try CLI.binary().path
+            let folder = media.folder.appendingPathComponent("friends").path
+            func launch() async throws {
+                try await tmux.type("clear; '\(binary)' '\(folder)' --cache-dir '\(scratch.path)/cache' 2>'\(scratch.path)/err.txt'")
+            }
+            func playing(_ header: String) -> ([String]) -> Bool {
+                { screen in screen.contains { $0.contains(header) } && screen.contains { $0.contains("▶ Playing") } }
+            }
+            try await launch()
+            let first = try await tmux.waitFor("Ana's first story", playing(" Ana · 1/2 · IMG_2.mp4"))
+            #expect(first.contains { $0.contains("● Ana") && $0.contains("● Ben") }, "\(first.joined(separator: "\n"))")
+            try await tmux.keys("Down")
+            try await tmux.waitFor("Ben's story after ↓", playing(" Ben · 1/1 · run.mp4"))
+            try await tmux.keys("q")
+            try await tmux.waitFor("the shell after q") { $0.last(where: { !$0.isEmpty })?.hasPrefix("E2E>") == true }
+            let said = (try? String(contentsOfFile: "\(scratch.path)/err.txt", encoding: .utf8)) ?? ""
+            #expect(said.contains("skipped 1 file (1 not media)"), "\(said)")
+            // Seen: IMG_2 and Ben's story. The next run starts at Ana's first unseen story; Ben has none left.
+            try await launch()
+            let resumed = try await tmux.waitFor("Ana's unseen story on the next run", playing(" Ana · 2/2 · IMG_10.mp4"))
+            // Ben's ring is empty: everything of his was seen.
+            #expect(resumed.contains { $0.contains("Ana") && $0.contains("○ Ben") }, "\(resumed.joined(separator: "\n"))")
+            try await tmux.keys("q")
+            try await tmux.waitFor("the shell after q") { $0.last(where: { !$0.isEmpty })?.hasPrefix("E2E>") == true }
+        }
+    }
+
     @Test func seesThePictureMoveHoldWhenPausedAndShadeWithoutUTF8() async throws {
         try await inTmux("the terminal picture test", environment: "TERM=xterm-256color") { tmux, scratch in
             try await watchPicture(tmux, playlist: Self.repository.appendingPathComponent("assets/playlist.json"),
@@ -206,7 +250,7 @@ func terminalFlags(_ file: URL) throws -> Set<String> {
     private func watchPicture(_ tmux: Tmux, playlist: URL, scratch: ScratchDirectory) async throws {
         let binary = try CLI.binary().path
         // The Mandelbrot zoom moves in every frame.
-        try await tmux.type("clear; '\(binary)' '\(playlist.path)' --cache-dir '\(scratch.path)/cache' --network lan")
+        try await tmux.type("clear; '\(binary)' '\(playlist.path)' --cache-dir '\(scratch.path)/cache' --from-start --network lan")
         try await tmux.keys("2")
         // Inside tmux pictures are cells (no images): rows of 256-colour cells.
         func isPictureRow(_ line: String) -> Bool { line.components(separatedBy: "8;5;").count > 20 }
@@ -250,7 +294,7 @@ func terminalFlags(_ file: URL) throws -> Set<String> {
         try await tmux.waitFor("the shell after q") { $0.last(where: { !$0.isEmpty })?.hasPrefix("E2E>") == true }
 
         // Without UTF-8 the picture is drawn with ASCII characters.
-        try await tmux.type("clear; LANG=C LC_ALL=C '\(binary)' '\(playlist.path)' --cache-dir '\(scratch.path)/cache'")
+        try await tmux.type("clear; LANG=C LC_ALL=C '\(binary)' '\(playlist.path)' --cache-dir '\(scratch.path)/cache' --from-start")
         let shaded = try await tmux.waitFor("the ASCII picture of story 1") { screen in
             // Without UTF-8 the header's separators are ASCII too.
             screen.contains { $0.contains("1/5 - Colour bars") }
@@ -280,7 +324,7 @@ func terminalFlags(_ file: URL) throws -> Set<String> {
         let count = demo.stories.count
         let binary = try CLI.binary().path
         func launch(_ marker: String) async throws {
-            try await tmux.type("clear; '\(binary)' '\(playlist.path)' --cache-dir '\(scratch.path)/cache' "
+            try await tmux.type("clear; '\(binary)' '\(playlist.path)' --cache-dir '\(scratch.path)/cache' --from-start "
                 + "--network lan; stty -a > '\(scratch.path)/\(marker).txt'; echo \(marker)-$((40+2))")
         }
 

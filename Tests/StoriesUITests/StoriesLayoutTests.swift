@@ -47,7 +47,7 @@ import Testing
         for (width, height) in [(60, 16), (100, 30)] {
             let grid = StoriesRenderer.render(StoriesScreen(snapshot: midStory(), helpOpen: true), width: width, height: height)
             let text = grid.lines.joined(separator: "\n")
-            for meaning in ["previous / next story", "pause / resume", "seek 1 s back / forward", "jump to story N",
+            for meaning in ["previous / next story", "pause / resume", "seek 1 s back / forward", "story N",
                 "replay the story", "cache pane", "left half: previous", "this help", "quit"]
             {
                 #expect(text.contains(meaning), "\(width)×\(height) lacks '\(meaning)':\n\(text)")

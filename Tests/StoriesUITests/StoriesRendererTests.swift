@@ -183,7 +183,7 @@ func row(_ grid: CellGrid, containing needle: String) -> Int? {
             (.character("l"), .command(.next)), (.character(" "), .command(.togglePause)),
             (.character("r"), .command(.replay)), (.character("c"), .togglePane), (.character("q"), .quit),
             (.escape, .quit), (.character("\u{3}"), .quit), (.resize, .relayout), (.character("x"), nil),
-            (.up, nil),
+            (.up, .command(.previousAuthor)), (.down, .command(.nextAuthor)),
         ]
         for (input, action) in cases { #expect(KeyMap.action(for: input, width: 100) == action, "\(input)") }
     }

@@ -26,6 +26,33 @@ import Testing
         #expect(playlist.hasLocalStories)
     }
 
+    @Test func absolutePathsFileURLsAndPathsOutsideTheFolderNameFilesWhereTheyAre() throws {
+        let playlist = try parse("""
+            { "stories": [ { "id": "a", "url": "/clips/a.mp4" }, { "id": "b", "url": "file:///clips/b%20c.mp4" },
+              { "id": "c", "url": "../elsewhere/c.mp4" } ] }
+            """)
+        #expect(playlist.stories.map(\.source) == [
+            .local(path: "/clips/a.mp4", file: URL(fileURLWithPath: "/clips/a.mp4")),
+            .local(path: "/clips/b c.mp4", file: URL(fileURLWithPath: "/clips/b c.mp4")),
+            .local(path: "/elsewhere/c.mp4", file: URL(fileURLWithPath: "/elsewhere/c.mp4")),
+        ])
+        // Served at their own paths: the origin serves their folders, and no root.
+        #expect(playlist.localRoot == nil)
+        #expect(playlist.localFolders.map(\.path) == ["/clips", "/elsewhere"])
+    }
+
+    @Test func authorsGroupTheirStoriesInOrder() throws {
+        let playlist = try parse("""
+            { "title": "Friends", "authors": [
+              { "name": "Ana", "stories": [ { "id": "a1", "url": "ana/1.mp4" }, { "id": "a2", "url": "ana/2.jpg" } ] },
+              { "name": "Ben", "stories": [ { "id": "b1", "url": "https://cdn.example.com/b1.mp4" } ] } ] }
+            """)
+        #expect(playlist.stories.map(\.id) == ["a1", "a2", "b1"])
+        #expect(playlist.stories.map(\.author) == ["Ana", "Ana", "Ben"])
+        #expect(playlist.authors == [AuthorGroup(name: "Ana", stories: 0..<2), AuthorGroup(name: "Ben", stories: 2..<3)])
+        #expect(playlist.localRoot?.path == "/demo")
+    }
+
     @Test func blankTitlesFallBackToTheIdAndTheFileName() throws {
         let playlist = try parse("""
             { "title": "  ", "stories": [ { "id": "intro", "title": "", "url": "https://cdn.example.com/a.mp4" } ] }
@@ -37,8 +64,8 @@ import Testing
     static let malformed: [(String, String)] = [
         ("", "playlist.json: is not valid JSON"),
         ("not json", "playlist.json: is not valid JSON"),
-        ("[1, 2]", "playlist.json: must be a JSON object with \"title\" and \"stories\", found a list"),
-        (#"{"title": "x"}"#, "playlist.json: stories: is missing (add a list of stories)"),
+        ("[1, 2]", "playlist.json: must be a JSON object with \"title\" and \"stories\" (or \"authors\"), found a list"),
+        (#"{"title": "x"}"#, "playlist.json: stories: is missing (add a list of stories, or a list of authors with theirs)"),
         (#"{"stories": {}}"#, "playlist.json: stories: must be a list, found an object"),
         (#"{"stories": []}"#, "playlist.json: stories: is empty (add at least one story)"),
         (#"{"title": 5, "stories": [{"id": "a", "url": "a.mp4"}]}"#, "playlist.json: title: must be a string, found a number"),
@@ -51,12 +78,21 @@ import Testing
         (#"{"stories": [{"id": "a", "url": ""}]}"#,
          "playlist.json: stories[0] (\"a\").url: is empty (use an http(s) URL or a path relative to the playlist)"),
         (#"{"stories": [{"id": "a", "url": "ftp://x/a.mp4"}]}"#,
-         "playlist.json: stories[0] (\"a\").url: unsupported scheme 'ftp' (use http, https or a relative path)"),
+         "playlist.json: stories[0] (\"a\").url: unsupported scheme 'ftp' (use http, https, file or a relative path)"),
         (#"{"stories": [{"id": "a", "url": "http://"}]}"#, "playlist.json: stories[0] (\"a\").url: 'http://' is not a valid URL"),
-        (#"{"stories": [{"id": "a", "url": "../secret.mp4"}]}"#,
-         "playlist.json: stories[0] (\"a\").url: '../secret.mp4' points outside the playlist's folder"),
-        (#"{"stories": [{"id": "a", "url": "/etc/a.mp4"}]}"#,
-         "playlist.json: stories[0] (\"a\").url: '/etc/a.mp4' is an absolute path (use a path relative to the playlist's folder)"),
+        (#"{"stories": [{"id": "a", "url": "file://host/a.mp4"}]}"#,
+         "playlist.json: stories[0] (\"a\").url: 'file://host/a.mp4' is not a valid file URL"),
+        (#"{"stories": [{"id": "a", "url": "a.mp4"}], "authors": []}"#,
+         "playlist.json: has both \"stories\" and \"authors\""),
+        (#"{"authors": []}"#, "playlist.json: authors: is empty (add at least one author)"),
+        (#"{"authors": [{"stories": []}]}"#, "playlist.json: authors[0].name: is missing (give each author a name)"),
+        (#"{"authors": [{"name": "Ana"}]}"#, "playlist.json: authors[0] (\"Ana\").stories: is missing"),
+        (#"{"authors": [{"name": "Ana", "stories": []}]}"#,
+         "playlist.json: authors[0].stories: is empty (add at least one story)"),
+        (#"{"authors": [{"name": "Ana", "stories": [{"id": "a", "url": "a.mp4"}]}, {"name": "Ana", "stories": []}]}"#,
+         "playlist.json: authors[1].name: 'Ana' is named twice"),
+        (#"{"authors": [{"name": "A", "stories": [{"id": "a", "url": "a.mp4"}]}, {"name": "B", "stories": [{"id": "a", "url": "b.mp4"}]}]}"#,
+         "playlist.json: authors[1].stories[0] (\"a\").id: duplicates authors[0].stories[0]'s id"),
         (#"{"stories": [{"id": "a", "url": "a.mp4", "maxViews": 0}]}"#,
          "playlist.json: stories[0] (\"a\").maxViews: must be at least 1, found 0"),
         (#"{"stories": [{"id": "a", "url": "a.mp4", "maxViews": 2.5}]}"#,

@@ -19,13 +19,15 @@ extension SimulationSuites {
             return Playlist(title: "Test", stories: stories, file: URL(fileURLWithPath: "/t/playlist.json"))
         }
 
-        private func run(_ sim: Simulation, _ playlist: Playlist, all: Bool = false) async throws -> [PlayerEvent] {
+        private func run(
+            _ sim: Simulation, _ playlist: Playlist, all: Bool = false, fromStart: Bool = false
+        ) async throws -> [PlayerEvent] {
             let session = StorySession(
                 playlist: playlist, loader: sim.loader,
                 resolve: { story in
                     guard case .remote(let url) = story.source else { fatalError("remote stories only") }
                     return ResolvedSource(url: url, key: CacheKey(url: url))
-                }, clock: sim.clock, showAll: all, playCounts: sim.playCounts)
+                }, clock: sim.clock, showAll: all, playCounts: sim.playCounts, fromStart: fromStart)
             let events = EventRecorder()
             _ = try await sim.run { try await session.runHeadless(emit: events.handler) }
             return events.all
@@ -34,7 +36,7 @@ extension SimulationSuites {
         private func names(_ events: [PlayerEvent]) -> [String] {
             events.compactMap { event in
                 switch event {
-                case .storyStart(_, let id, _, _): return "start \(id)"
+                case .storyStart(_, let id, _, _, _, _): return "start \(id)"
                 case .storyEnd(let id, let count, _, _, _, _): return "end \(id) \(count)"
                 case .skipped(_, let id, _, _): return "skip \(id)"
                 case .playlistEnd(let summary): return "done \(summary.finished) \(summary.skipped)"
@@ -58,6 +60,45 @@ extension SimulationSuites {
             #expect(names(third) == ["skip one", "skip two", "skip three", "done 0 3"])
             let everything = try await run(sim, list, all: true)
             #expect(names(everything).first == "start one")
+            await sim.close()
+        }
+
+        /// Ana: a0 a1 · Ben: b0 b1, one second each.
+        private func authors(_ sim: Simulation) -> Playlist {
+            let stories = [("Ana", "a0"), ("Ana", "a1"), ("Ben", "b0"), ("Ben", "b1")].map { author, id in
+                sim.origin.set(OriginResource(bytes: MP4Fixture.file(duration: 1, payload: 8_000)), at: "/\(id).mp4")
+                return Story(id: id, title: id, source: .remote(sim.origin.url("\(id).mp4")), author: author)
+            }
+            return Playlist(title: "Friends", stories: stories, file: URL(fileURLWithPath: "/t/playlist.json"))
+        }
+
+        private func starts(_ events: [PlayerEvent]) -> [String] {
+            events.compactMap { event in
+                guard case .storyStart(_, let id, _, _, let author, let seen) = event else { return nil }
+                return "\(author ?? "-") \(id)\(seen ? " seen" : "")"
+            }
+        }
+
+        @Test func seenStateSurvivesARestartAndARunResumesAtTheFirstUnseenStory() async throws {
+            let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 400_000, latency: 0.05))
+            let list = authors(sim)
+            // An earlier run saw Ana's first story only.
+            let earlier = StorySession(
+                playlist: list, loader: sim.loader, resolve: { _ in ResolvedSource(url: sim.origin.url("a0.mp4"), key: CacheKey(url: sim.origin.url("a0.mp4"))) },
+                clock: sim.clock, playCounts: sim.playCounts)
+            earlier.recordView(of: 0)
+            try await sim.restart()
+            let first = try await run(sim, list)
+            #expect(starts(first) == ["Ana a1", "Ben b0", "Ben b1"])
+            #expect(first.contains { $0.json["author"] as? String == "Ben" && $0.json["seen"] as? Bool == false })
+            try await sim.restart()
+            // Everything seen: from the beginning, and after Ana no author has unseen stories.
+            let second = try await run(sim, list)
+            #expect(starts(second) == ["Ana a0 seen", "Ana a1 seen"])
+            #expect(names(second).last == "done 2 0")
+            try await sim.restart()
+            let fromStart = try await run(sim, list, fromStart: true)
+            #expect(starts(fromStart).first == "Ana a0 seen")
             await sim.close()
         }
     }

@@ -3,8 +3,8 @@ import MediaCache
 
 /// What the player and navigator report, one JSON line each in headless mode.
 public enum PlayerEvent: Sendable, Equatable {
-    /// A story begins loading.
-    case storyStart(index: Int, id: String, title: String, url: String)
+    /// A story begins loading: whose it is (nil when the playlist names no authors) and whether it was seen before.
+    case storyStart(index: Int, id: String, title: String, url: String, author: String?, seen: Bool)
     /// A story was skipped (it reached maxViews).
     case skipped(index: Int, id: String, plays: Int, maxViews: Int)
     /// The first frame could be shown.
@@ -27,8 +27,12 @@ public enum PlayerEvent: Sendable, Equatable {
     /// The event as a JSON object with an `event` field.
     public var json: [String: Any] {
         switch self {
-        case .storyStart(let index, let id, let title, let url):
-            return ["event": "story_start", "index": index, "id": id, "title": title, "url": url]
+        case .storyStart(let index, let id, let title, let url, let author, let seen):
+            var json: [String: Any] = [
+                "event": "story_start", "index": index, "id": id, "title": title, "url": url, "seen": seen,
+            ]
+            if let author { json["author"] = author }
+            return json
         case .skipped(let index, let id, let plays, let maxViews):
             return ["event": "skipped", "index": index, "id": id, "plays": plays, "maxViews": maxViews, "reason": "maxViews"]
         case .firstFrame(let id, let startupMs, let cache, let duration):

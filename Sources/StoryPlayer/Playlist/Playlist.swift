@@ -4,7 +4,8 @@ import Foundation
 public enum StorySource: Sendable, Equatable {
     /// An http or https URL.
     case remote(URL)
-    /// A file below the playlist's folder (served by the built-in origin); the path is relative to that folder.
+    /// A file on this machine (served by the built-in origin): `path` as the source named it (relative to a JSON
+    /// playlist's folder, or the file's name), `file` where it is.
     case local(path: String, file: URL)
 }
 
@@ -20,9 +21,15 @@ public struct Story: Sendable, Equatable, Identifiable {
     public var maxViews: Int?
     /// Duration in seconds: a photo's time on screen, or for media that says nothing of its own.
     public var duration: Double?
+    /// Whose story it is (nil: the playlist's own stories, not grouped by author).
+    public var author: String?
 
     /// Creates a story.
-    public init(id: String, title: String, source: StorySource, maxViews: Int? = nil, duration: Double? = nil) {
+    public init(
+        id: String, title: String, source: StorySource, maxViews: Int? = nil, duration: Double? = nil,
+        author: String? = nil
+    ) {
+        self.author = author
         self.id = id
         self.title = title
         self.source = source
@@ -39,13 +46,13 @@ public struct Story: Sendable, Equatable, Identifiable {
     }
 }
 
-/// A titled list of stories.
+/// A titled list of stories, grouped by author where the source says whose they are.
 public struct Playlist: Sendable, Equatable {
     /// The playlist title.
     public var title: String
-    /// At least one story, ids unique.
+    /// At least one story, ids unique; an author's stories are next to each other.
     public var stories: [Story]
-    /// The file the playlist was read from.
+    /// The file the playlist was read from (for sources named on the command line, the first of them).
     public var file: URL
 
     /// Creates a playlist.
@@ -58,9 +65,76 @@ public struct Playlist: Sendable, Equatable {
     /// The folder relative URLs resolve against.
     public var folder: URL { file.deletingLastPathComponent() }
 
-    /// True when some story is served from the playlist's folder.
+    /// The authors in order, each with the indices of its stories (one unnamed group for ungrouped stories).
+    public var authors: [AuthorGroup] { AuthorGroup.groups(of: stories) }
+
+    /// True when some story is a file on this machine (served by the built-in origin).
     public var hasLocalStories: Bool {
         stories.contains { if case .local = $0.source { return true } else { return false } }
+    }
+
+    /// The folder the built-in origin serves at its root: the playlist's own, when a story names a file relative
+    /// to it (nil when none does).
+    public var localRoot: URL? {
+        stories.contains { if case .local(let path, _) = $0.source { !path.hasPrefix("/") } else { false } }
+            ? folder : nil
+    }
+
+    /// The folders whose files the built-in origin serves at their absolute paths: those of files named by an
+    /// absolute path (a folder, a file or a list named on the command line, or an absolute path in a playlist).
+    public var localFolders: [URL] {
+        var seen: Set<String> = []
+        var folders: [URL] = []
+        for story in stories {
+            guard case .local(let path, let file) = story.source, path.hasPrefix("/") else { continue }
+            let folder = file.deletingLastPathComponent().standardizedFileURL
+            if seen.insert(folder.path).inserted { folders.append(folder) }
+        }
+        return folders
+    }
+}
+
+extension StorySource {
+    /// The file a `file:` URL names: only on this machine (no host, or localhost), by an absolute path.
+    static func localFile(_ url: URL?) -> URL? {
+        guard let url, url.isFileURL, url.path.hasPrefix("/"), url.host == nil || url.host == "" || url.host == "localhost"
+        else { return nil }
+        return url
+    }
+
+    /// The folder a local file is served from: its path less the relative path it was named by.
+    static func servedFolder(path: String, file: URL) -> URL {
+        let filePath = file.standardizedFileURL.path
+        guard !path.hasPrefix("/"), filePath.hasSuffix("/" + path) else { return file.deletingLastPathComponent() }
+        return URL(fileURLWithPath: String(filePath.dropLast(path.count)), isDirectory: true)
+    }
+}
+
+/// One author's stories: a run of neighbouring stories with the same author.
+public struct AuthorGroup: Sendable, Equatable {
+    /// The author's name (nil for stories not grouped by author).
+    public var name: String?
+    /// The indices of the author's stories in the playlist.
+    public var stories: Range<Int>
+
+    /// A group.
+    public init(name: String?, stories: Range<Int>) {
+        self.name = name
+        self.stories = stories
+    }
+
+    /// The groups of `stories`: each run of neighbouring stories with the same author.
+    public static func groups(of stories: [Story]) -> [AuthorGroup] { groups(ofAuthors: stories.map(\.author)) }
+
+    /// The groups of stories whose authors are `names`, in order.
+    public static func groups(ofAuthors names: [String?]) -> [AuthorGroup] {
+        var groups: [AuthorGroup] = []
+        var start = 0
+        for i in names.indices where i + 1 == names.count || names[i + 1] != names[i] {
+            groups.append(AuthorGroup(name: names[i], stories: start..<(i + 1)))
+            start = i + 1
+        }
+        return groups
     }
 }
 
@@ -80,5 +154,7 @@ public struct PlaylistError: Error, Equatable, Sendable, CustomStringConvertible
         self.message = message
     }
 
-    public var description: String { field.isEmpty ? "\(file): \(message)" : "\(file): \(field): \(message)" }
+    public var description: String {
+        [file, field, message].filter { !$0.isEmpty }.joined(separator: ": ")
+    }
 }

@@ -3,9 +3,10 @@ import MediaCache
 
 /// Reads and validates playlist JSON, reporting the first problem with its file, story and field.
 public enum PlaylistParser {
-    /// Reads `path` (as the user typed it, used in messages) and validates it.
-    public static func load(path: String) throws(PlaylistError) -> Playlist {
+    /// Reads `path` and validates it; messages name it as `name` (by default the path as given).
+    public static func load(path: String, name: String? = nil) throws(PlaylistError) -> Playlist {
         let url = URL(fileURLWithPath: path)
+        let path = name ?? path
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
             throw PlaylistError(file: path, field: "", message: "no such file (pass the path of a playlist JSON file)")
@@ -23,9 +24,7 @@ public enum PlaylistParser {
     public static func parse(_ data: Data, name: String, file: URL, checkFiles: Bool = false) throws(PlaylistError)
         -> Playlist
     {
-        func fail(_ field: String, _ message: String) -> PlaylistError {
-            PlaylistError(file: name, field: field, message: message)
-        }
+        let fail = { (field: String, message: String) in PlaylistError(file: name, field: field, message: message) }
         guard String(data: data, encoding: .utf8) != nil else {
             throw fail("", "is not valid UTF-8 text (save it as UTF-8)")
         }
@@ -36,7 +35,7 @@ public enum PlaylistParser {
             throw fail("", "is not valid JSON (\(Self.reason(error)))")
         }
         guard let root = json as? [String: Any] else {
-            throw fail("", "must be a JSON object with \"title\" and \"stories\", found \(Self.kind(json))")
+            throw fail("", "must be a JSON object with \"title\" and \"stories\" (or \"authors\"), found \(Self.kind(json))")
         }
         var title = file.deletingPathExtension().lastPathComponent
         if let value = root["title"] {
@@ -46,18 +45,52 @@ public enum PlaylistParser {
             // A blank title says nothing: the file's name does.
             if !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { title = text }
         }
-        guard let storiesValue = root["stories"] else {
-            throw fail("stories", "is missing (add a list of stories)")
-        }
-        guard let list = storiesValue as? [Any] else {
-            throw fail("stories", "must be a list, found \(Self.kind(storiesValue))")
-        }
-        guard !list.isEmpty else { throw fail("stories", "is empty (add at least one story)") }
-        var stories: [Story] = []
-        var seen: [String: Int] = [:]
         let folder = file.deletingLastPathComponent()
+        var ids: [String: String] = [:]
+        var stories: [Story] = []
+        switch (root["stories"], root["authors"]) {
+        case (.some, .some):
+            throw fail("", "has both \"stories\" and \"authors\" (use one: a list of stories, or of authors with theirs)")
+        case (.none, .none):
+            throw fail("stories", "is missing (add a list of stories, or a list of authors with theirs)")
+        case (.some(let value), .none):
+            stories = try storyList(value, label: "stories", author: nil, folder: folder, checkFiles: checkFiles, ids: &ids, fail)
+        case (.none, .some(let value)):
+            guard let authors = value as? [Any] else { throw fail("authors", "must be a list, found \(Self.kind(value))") }
+            guard !authors.isEmpty else { throw fail("authors", "is empty (add at least one author)") }
+            var names: Set<String> = []
+            for (index, element) in authors.enumerated() {
+                let label = "authors[\(index)]"
+                guard let object = element as? [String: Any] else {
+                    throw fail(label, "must be an object with \"name\" and \"stories\", found \(Self.kind(element))")
+                }
+                guard let nameValue = object["name"] else { throw fail("\(label).name", "is missing (give each author a name)") }
+                guard let name = nameValue as? String, !Self.isNumber(nameValue),
+                    !name.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
+                else { throw fail("\(label).name", "must be a non-empty string, found \(Self.kind(nameValue))") }
+                guard names.insert(name).inserted else {
+                    throw fail("\(label).name", "'\(name)' is named twice (give each author one entry)")
+                }
+                guard let list = object["stories"] else {
+                    throw fail("\(label) (\"\(name)\").stories", "is missing (add the author's stories)")
+                }
+                stories += try storyList(
+                    list, label: "\(label).stories", author: name, folder: folder, checkFiles: checkFiles, ids: &ids, fail)
+            }
+        }
+        return Playlist(title: title, stories: stories, file: file)
+    }
+
+    /// The stories of a `stories` list (`label` is its field path), checking ids against those seen so far.
+    private static func storyList(
+        _ value: Any, label listLabel: String, author: String?, folder: URL, checkFiles: Bool,
+        ids seen: inout [String: String], _ fail: (String, String) -> PlaylistError
+    ) throws(PlaylistError) -> [Story] {
+        guard let list = value as? [Any] else { throw fail(listLabel, "must be a list, found \(Self.kind(value))") }
+        guard !list.isEmpty else { throw fail(listLabel, "is empty (add at least one story)") }
+        var stories: [Story] = []
         for (index, element) in list.enumerated() {
-            var label = "stories[\(index)]"
+            var label = "\(listLabel)[\(index)]"
             guard let object = element as? [String: Any] else {
                 throw fail(label, "must be an object, found \(Self.kind(element))")
             }
@@ -66,11 +99,12 @@ public enum PlaylistParser {
                 throw fail("\(label).id", "must be a string, found \(Self.kind(idValue))")
             }
             guard !id.trimmingCharacters(in: .whitespaces).isEmpty else { throw fail("\(label).id", "is empty") }
-            label = "stories[\(index)] (\"\(id)\")"
+            let here = label
+            label = "\(label) (\"\(id)\")"
             if let first = seen[id] {
-                throw fail("\(label).id", "duplicates stories[\(first)]'s id (ids must be unique)")
+                throw fail("\(label).id", "duplicates \(first)'s id (ids must be unique)")
             }
-            seen[id] = index
+            seen[id] = here
             var storyTitle = id
             if let value = object["title"] {
                 guard let text = value as? String, !Self.isNumber(value) else {
@@ -86,9 +120,10 @@ public enum PlaylistParser {
             let source = try source(urlText, folder: folder, checkFiles: checkFiles) { fail("\(label).url", $0) }
             let maxViews = try positiveInteger(object["maxViews"]) { fail("\(label).maxViews", $0) }
             let duration = try positiveNumber(object["duration"]) { fail("\(label).duration", $0) }
-            stories.append(Story(id: id, title: storyTitle, source: source, maxViews: maxViews, duration: duration))
+            stories.append(Story(
+                id: id, title: storyTitle, source: source, maxViews: maxViews, duration: duration, author: author))
         }
-        return Playlist(title: title, stories: stories, file: file)
+        return stories
     }
 
     private static func source(
@@ -101,8 +136,14 @@ public enum PlaylistParser {
             trimmed[..<colon].first?.isLetter == true
         {
             let scheme = trimmed[..<colon].lowercased()
+            if scheme == "file" {
+                guard let url = StorySource.localFile(URL(string: trimmed)) else {
+                    throw fail("'\(trimmed)' is not a valid file URL (write file:///path/to/video.mp4)")
+                }
+                return try absolute(url.path, checkFiles: checkFiles, fail)
+            }
             guard scheme == "http" || scheme == "https" else {
-                throw fail("unsupported scheme '\(scheme)' (use http, https or a relative path)")
+                throw fail("unsupported scheme '\(scheme)' (use http, https, file or a relative path)")
             }
             do {
                 return .remote(try OriginURL.parse(trimmed))
@@ -111,18 +152,31 @@ public enum PlaylistParser {
                 throw fail("'\(trimmed)' is not a valid URL")
             }
         }
-        guard !trimmed.hasPrefix("/") else {
-            throw fail("'\(trimmed)' is an absolute path (use a path relative to the playlist's folder)")
+        if trimmed.hasPrefix("/") { return try absolute(trimmed, checkFiles: checkFiles, fail) }
+        if trimmed.hasPrefix("~/") {
+            let home = FileManager.default.homeDirectoryForCurrentUser.path
+            return try absolute(home + trimmed.dropFirst(1), checkFiles: checkFiles, fail)
         }
-        let components = trimmed.split(separator: "/")
-        guard !components.contains("..") else {
-            throw fail("'\(trimmed)' points outside the playlist's folder")
+        // A path that climbs out of the playlist's folder names a file elsewhere: served at its absolute path.
+        if trimmed.split(separator: "/").contains("..") {
+            return try absolute(folder.appendingPathComponent(trimmed).standardizedFileURL.path, checkFiles: checkFiles, fail)
         }
         let file = folder.appendingPathComponent(trimmed)
         if checkFiles, !FileManager.default.fileExists(atPath: file.path) {
             throw fail("'\(trimmed)' does not exist next to the playlist (\(file.path))")
         }
         return .local(path: trimmed, file: file)
+    }
+
+    /// A file named by its absolute path.
+    private static func absolute(_ path: String, checkFiles: Bool, _ fail: (String) -> PlaylistError)
+        throws(PlaylistError) -> StorySource
+    {
+        let file = URL(fileURLWithPath: path).standardizedFileURL
+        if checkFiles, !FileManager.default.fileExists(atPath: file.path) {
+            throw fail("'\(path)' does not exist")
+        }
+        return .local(path: file.path, file: file)
     }
 
     private static func positiveInteger(_ value: Any?, _ fail: (String) -> PlaylistError) throws(PlaylistError)

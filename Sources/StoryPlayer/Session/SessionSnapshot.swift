@@ -21,12 +21,16 @@ public struct StoryRow: Sendable, Equatable {
     public var preload: PreloadProgress?
     /// Its last attempt in this run could not play.
     public var failed: Bool
+    /// Whose story it is (nil when the playlist names no authors).
+    public var author: String?
 
     /// A row.
     public init(
         id: String, title: String, plays: Int = 0, maxViews: Int? = nil, eligible: Bool = true,
-        contentLength: Int64? = nil, cachedBytes: Int64 = 0, preload: PreloadProgress? = nil, failed: Bool = false
+        contentLength: Int64? = nil, cachedBytes: Int64 = 0, preload: PreloadProgress? = nil, failed: Bool = false,
+        author: String? = nil
     ) {
+        self.author = author
         self.failed = failed
         self.id = id
         self.title = title
@@ -37,6 +41,9 @@ public struct StoryRow: Sendable, Equatable {
         self.cachedBytes = cachedBytes
         self.preload = preload
     }
+
+    /// Seen: played in this run or an earlier one (its first frame was shown).
+    public var seen: Bool { plays > 0 }
 
     /// Cached share 0…1, once the length is known.
     public var cachedFraction: Double? {
@@ -103,6 +110,15 @@ public struct SessionSnapshot: Sendable, Equatable {
     public var muted = false
     /// Whether sound can be heard in this session (nil: the session plays without sound).
     public var sound: SoundAvailability?
+
+    /// The authors in order, each with its stories' indices (one unnamed group when no author is named).
+    public var authors: [AuthorGroup] { AuthorGroup.groups(ofAuthors: stories.map(\.author)) }
+
+    /// The current story's author group (nil before the first story and after the last).
+    public var currentAuthor: AuthorGroup? {
+        guard let current else { return nil }
+        return authors.first { $0.stories.contains(current) }
+    }
 
     /// A snapshot.
     public init(

@@ -14,8 +14,13 @@ public enum StoryCommand: Sendable, Equatable {
     case replay
     /// Move the playhead by this many seconds within the story (`,` and `.`).
     case seek(by: Double)
-    /// Jump to the story at this index (digits 1–9); ignored when there is none or it reached its views.
+    /// Jump to the current author's story at this index (digits 1–9); ignored when there is none or it reached
+    /// its views.
     case jump(to: Int)
+    /// The next author's first unseen story (↓).
+    case nextAuthor
+    /// The previous author's first unseen story (↑).
+    case previousAuthor
     /// Mute or unmute the sound, for the rest of the session (m).
     case toggleMute
 }
@@ -83,7 +88,8 @@ public final class StoryController: Sendable {
     /// Starts the first eligible story (or finishes at once when none is).
     public func start() {
         if !session.startsMuted { session.sound?.start() }
-        let index = state.withLockedValue { $0.navigator.start() }
+        let fromStart = session.fromStart
+        let index = state.withLockedValue { $0.navigator.resume(fromStart: fromStart) }
         play(index)
     }
 
@@ -128,9 +134,18 @@ public final class StoryController: Sendable {
             if unmuted { session.sound?.start() }
         case .seek(let seconds):
             state.withLockedValue { $0.player }?.seek(by: seconds)
-        case .jump(let target):
+        case .nextAuthor, .previousAuthor:
             let index = state.withLockedValue { s -> Int? in
-                guard s.navigator.stories.indices.contains(target), s.navigator.isEligible(target) else { return nil }
+                guard let current = s.navigator.index else { return nil }
+                let target = command == .nextAuthor ? s.navigator.nextAuthor() : s.navigator.previousAuthor()
+                return target == current ? nil : target
+            }
+            if let index { play(index) }
+        case .jump(let number):
+            let index = state.withLockedValue { s -> Int? in
+                let author = s.navigator.authors[s.navigator.author(of: s.navigator.index ?? 0)].stories
+                let target = author.lowerBound + number
+                guard author.contains(target), s.navigator.isEligible(target) else { return nil }
                 s.navigator.jump(to: target)
                 return target
             }
@@ -222,7 +237,8 @@ public final class StoryController: Sendable {
             rows.append(StoryRow(
                 id: story.id, title: story.title, plays: navigator.plays(i), maxViews: story.maxViews,
                 eligible: navigator.isEligible(i), contentLength: known?.length,
-                cachedBytes: known?.cached ?? 0, preload: preloads[keys[i]], failed: failing.contains(i)))
+                cachedBytes: known?.cached ?? 0, preload: preloads[keys[i]], failed: failing.contains(i),
+                author: story.author))
         }
         let metrics = session.loader.metrics
         let totals = SessionTotals(
@@ -286,7 +302,9 @@ public final class StoryController: Sendable {
             if case .firstFrame = event { countView(of: index) }
             emit(event)
         }
-        emit(.storyStart(index: index, id: story.id, title: story.title, url: player.url.absoluteString))
+        emit(.storyStart(
+            index: index, id: story.id, title: story.title, url: player.url.absoluteString, author: story.author,
+            seen: navigator.isSeen(index)))
         if let box = state.withLockedValue({ $0.pictureBox }) { player.setPictureBox(box) }
         let task = Task { [self] in
             let status = await player.run()
@@ -355,7 +373,7 @@ public final class StoryController: Sendable {
         }
         let next = state.withLockedValue { s -> Int?? in
             guard s.generation == generation, !s.stopped else { return .none }
-            return .some(s.navigator.next())
+            return .some(s.navigator.advance())
         }
         if let next { play(next) }
     }

@@ -1,8 +1,12 @@
-/// Which story is current: previous/next, auto-advance, and skipping stories that reached `maxViews` (unless all
-/// are shown). A value type with no I/O; callers persist play counts.
+/// Which story is current: previous/next within an author and on to its neighbours, the next or previous author,
+/// auto-advance to the next author with unseen stories, resuming at the first unseen story, and skipping stories
+/// that reached `maxViews` (unless all are shown). A story is seen once it was played (its first frame shown). A
+/// value type with no I/O; callers persist play counts.
 public struct StoryNavigator: Sendable, Equatable {
     /// The stories, in playlist order.
     public let stories: [Story]
+    /// The authors, each a run of neighbouring stories (one group when the playlist does not name authors).
+    public let authors: [AuthorGroup]
     /// Plays so far by story id (across runs).
     public private(set) var playCounts: [String: Int]
     /// Show stories even when they reached `maxViews`.
@@ -17,6 +21,79 @@ public struct StoryNavigator: Sendable, Equatable {
         self.stories = stories
         self.playCounts = playCounts
         self.showAll = showAll
+        authors = AuthorGroup.groups(of: stories)
+    }
+
+    /// True when story `i` was played before (in this run or an earlier one).
+    public func isSeen(_ i: Int) -> Bool { stories.indices.contains(i) && plays(i) > 0 }
+
+    /// The index in `authors` of story `i`'s author.
+    public func author(of i: Int) -> Int {
+        authors.firstIndex { $0.stories.contains(i) } ?? 0
+    }
+
+    /// True when author `a` has a story that may be shown and was not seen.
+    public func hasUnseen(author a: Int) -> Bool { firstUnseen(author: a) != nil }
+
+    /// Author `a`'s first eligible unseen story.
+    func firstUnseen(author a: Int) -> Int? {
+        guard authors.indices.contains(a) else { return nil }
+        return authors[a].stories.first { isEligible($0) && !isSeen($0) }
+    }
+
+    /// Where author `a` is entered: its first unseen story, else its first eligible one.
+    func entry(author a: Int) -> Int? {
+        guard authors.indices.contains(a) else { return nil }
+        return firstUnseen(author: a) ?? authors[a].stories.first { isEligible($0) }
+    }
+
+    /// Moves to where a run starts: the first unseen story of the first author that has one, or (everything
+    /// seen, or `fromStart`) the first eligible story; nil (and finished) when none is eligible.
+    @discardableResult
+    public mutating func resume(fromStart: Bool = false) -> Int? {
+        guard !fromStart, let a = authors.indices.first(where: { hasUnseen(author: $0) }), let i = firstUnseen(author: a)
+        else { return start() }
+        index = i
+        isFinished = false
+        return i
+    }
+
+    /// Auto-advance: the next eligible story of the author; after its last, the first unseen story of the next
+    /// author that has one; nil (and finished) when no later author does.
+    @discardableResult
+    public mutating func advance() -> Int? {
+        guard let current = index else { return next() }
+        let a = author(of: current)
+        if let i = authors[a].stories.first(where: { $0 > current && isEligible($0) }) {
+            index = i
+            return i
+        }
+        guard let b = authors.indices.first(where: { $0 > a && hasUnseen(author: $0) }), let i = firstUnseen(author: b)
+        else { return finishAll() }
+        index = i
+        return i
+    }
+
+    /// The next author's first unseen story (↓), or its first when all were seen; stays put at the last author.
+    @discardableResult
+    public mutating func nextAuthor() -> Int? {
+        guard let current = index else { return next() }
+        let a = author(of: current)
+        guard let b = authors.indices.first(where: { $0 > a && entry(author: $0) != nil }), let i = entry(author: b)
+        else { return current }
+        index = i
+        return i
+    }
+
+    /// The previous author's first unseen story (↑), or its first when all were seen; stays put at the first.
+    @discardableResult
+    public mutating func previousAuthor() -> Int? {
+        guard let current = index else { return nil }
+        let a = author(of: current)
+        guard let b = authors.indices.last(where: { $0 < a && entry(author: $0) != nil }), let i = entry(author: b)
+        else { return current }
+        index = i
+        return i
     }
 
     /// True when story `i` may be shown.
@@ -37,11 +114,24 @@ public struct StoryNavigator: Sendable, Equatable {
         return advance(from: -1)
     }
 
-    /// Moves to the next eligible story (auto-advance and →); nil (and finished) after the last.
+    /// Moves to the next eligible story (→): the author's next, or at its end where the next author is entered
+    /// (its first unseen story); nil (and finished) after the last.
     @discardableResult
-    public mutating func next() -> Int? { advance(from: index ?? -1) }
+    public mutating func next() -> Int? {
+        guard let current = index else { return advance(from: -1) }
+        let a = author(of: current)
+        if let i = authors[a].stories.first(where: { $0 > current && isEligible($0) }) {
+            index = i
+            return i
+        }
+        guard let b = authors.indices.first(where: { $0 > a && entry(author: $0) != nil }), let i = entry(author: b)
+        else { return finishAll() }
+        index = i
+        return i
+    }
 
-    /// Moves to the previous eligible story (←); stays put at the first.
+    /// Moves to the previous eligible story (←), on to the previous author's last at an author's first; stays
+    /// put at the first.
     @discardableResult
     public mutating func previous() -> Int? {
         guard let current = index else { return nil }
@@ -88,6 +178,12 @@ public struct StoryNavigator: Sendable, Equatable {
         let end = to ?? stories.count
         guard from + 1 < end else { return [] }
         return (from + 1..<end).filter { !isEligible($0) }
+    }
+
+    private mutating func finishAll() -> Int? {
+        index = nil
+        isFinished = true
+        return nil
     }
 
     private mutating func advance(from: Int) -> Int? {

@@ -37,16 +37,19 @@ public final class StorySession: Sendable {
     public let sound: SoundOutput?
     /// Stories start muted (the viewer can unmute them).
     let startsMuted: Bool
+    /// The run starts at the first story, not at the first one not seen yet.
+    let fromStart: Bool
 
     /// A session over `playlist`; `resolve` maps stories to URLs and keys; `preload` (nil: off) preloads the
     /// neighbours of the playing story; `playCounts` (nil: this run only) keeps the counts `maxViews` is checked
-    /// against.
+    /// against and seen state is read from; `fromStart` starts at the first story even when it was seen.
     public init(
         playlist: Playlist, loader: MediaLoader, resolve: @escaping @Sendable (Story) -> ResolvedSource,
         clock: PlaybackClock, configuration: PlayerConfiguration = PlayerConfiguration(), showAll: Bool = false,
         preload: PreloadPolicy? = nil, playCounts: PlayCountStore? = nil, sound: SoundOutput? = nil,
-        muted: Bool = false
+        muted: Bool = false, fromStart: Bool = false
     ) {
+        self.fromStart = fromStart
         self.sound = sound
         startsMuted = muted
         self.playCounts = playCounts
@@ -68,7 +71,9 @@ public final class StorySession: Sendable {
     }
 
     /// Maps stories to URLs: remote ones as they are, local ones through the built-in origin at `originBase`
-    /// under a key that does not depend on its port (so the cache carries over between runs).
+    /// under a key that does not depend on its port (so the cache carries over between runs). A file named by a
+    /// path relative to a JSON playlist is served at that path (the origin's root is the playlist's folder), any
+    /// other file at its own absolute path (the origin serves its folder there).
     public static func resolver(originBase: URL?) -> @Sendable (Story) -> ResolvedSource {
         { story in
             switch story.source {
@@ -76,10 +81,11 @@ public final class StorySession: Sendable {
                 return ResolvedSource(url: url, key: CacheKey(url: url))
             case .local(let path, let file):
                 let base = originBase ?? URL(fileURLWithPath: "/")
-                let url = base.appendingPathComponent(path)
-                // The folder the origin serves: the story's file without its relative path.
                 let filePath = file.standardizedFileURL.path
-                let folder = filePath.hasSuffix(path) ? String(filePath.dropLast(path.count)) : filePath
+                let absolute = path.hasPrefix("/")
+                // The folder URL paths are relative to: the root for absolute paths, else the playlist's folder.
+                let folder = absolute ? "/" : StorySource.servedFolder(path: path, file: file).path
+                let url = base.appendingPathComponent(absolute ? filePath : path)
                 return ResolvedSource(url: url, key: Self.localKey(filePath)) { part in
                     // A part served by the same origin is a file of that folder: keyed by its path, like the story.
                     guard part.host == base.host, part.port == base.port else { return CacheKey(url: part) }

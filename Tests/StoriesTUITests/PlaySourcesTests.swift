@@ -1,0 +1,68 @@
+import Foundation
+import MediaTestSupport
+import Testing
+
+/// `stories-tui [play] SOURCE...` from the outside: a folder of authors played headless, seen state across runs
+/// and its clearing, sources that do not exist, and the shell completions the install step writes.
+@Suite struct PlaySourcesTests {
+    /// friends/Ana/{1,2}.mp4, friends/Ben/1.mp4 and a text file, each clip one second.
+    private func friends(in scratch: ScratchDirectory) throws -> URL {
+        let folder = scratch.url.appendingPathComponent("friends")
+        for (path, seconds) in [("Ana/2.mp4", 1.0), ("Ana/10.mp4", 1.0), ("Ben/1.mp4", 1.0)] {
+            let file = folder.appendingPathComponent(path)
+            try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(MP4Fixture.file(duration: seconds, payload: 8_000)).write(to: file)
+        }
+        try Data("shopping list".utf8).write(to: folder.appendingPathComponent("Ana/notes.txt"))
+        return folder
+    }
+
+    private func starts(_ output: String) throws -> [String] {
+        try output.split(separator: "\n").compactMap { line in
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            guard json["event"] as? String == "story_start" else { return nil }
+            let title = (json["title"] as? String) ?? "?"
+            return "\(json["author"] as? String ?? "-") \(title)\((json["seen"] as? Bool) == true ? " seen" : "")"
+        }
+    }
+
+    @Test func aFolderPlaysByAuthorAndTheNextRunKnowsWhatWasSeen() async throws {
+        let scratch = ScratchDirectory()
+        defer { scratch.cleanup() }
+        let folder = try friends(in: scratch)
+        let cache = scratch.url.appendingPathComponent("cache").path
+        let play = ["play", folder.path, "--headless", "--no-video", "--speed", "10", "--cache-dir", cache]
+        let first = try await CLI.run(play)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(try starts(first.text) == ["Ana 2.mp4", "Ana 10.mp4", "Ben 1.mp4"])
+        #expect(first.stderr.contains("skipped 1 file (1 not media)"), "\(first.stderr)")
+        // Everything was seen: the next run starts over, and after Ana no author has unseen stories.
+        let second = try await CLI.run(play)
+        #expect(try starts(second.text) == ["Ana 2.mp4 seen", "Ana 10.mp4 seen"])
+        // Forgetting what was seen keeps the cache: the next run plays everything again, from the cache.
+        let cleared = try await CLI.run(["cache", "clear", "--seen", "--cache-dir", cache])
+        #expect(cleared.status == 0, "\(cleared.stderr)")
+        #expect(cleared.text.contains("forgot 3 stories seen"), "\(cleared.text)")
+        let third = try await CLI.run(play)
+        #expect(try starts(third.text) == ["Ana 2.mp4", "Ana 10.mp4", "Ben 1.mp4"])
+        #expect(third.text.contains("\"cache\":\"HIT\""), "\(third.text)")
+    }
+
+    @Test func aSourceThatDoesNotExistFailsInOneSentence() async throws {
+        let scratch = ScratchDirectory()
+        defer { scratch.cleanup() }
+        let result = try await CLI.run(["/nowhere/clip.mp4", "--headless", "--cache-dir", scratch.path])
+        #expect(result.status == 2)
+        #expect(result.stderr == "stories-tui: /nowhere/clip.mp4: no such file or folder\n", "\(result.stderr)")
+        let none = try await CLI.run(["play", "--headless", "--cache-dir", scratch.path])
+        #expect(none.status == 2)
+        #expect(none.stderr.hasPrefix("stories-tui: no source given"), "\(none.stderr)")
+    }
+
+    @Test(arguments: ["bash", "zsh", "fish"])
+    func completionScriptsComeFromTheProgram(shell: String) async throws {
+        let result = try await CLI.run(["--generate-completion-script", shell])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.text.contains("stories-tui") && result.text.contains("from-start"))
+    }
+}
