@@ -29,6 +29,9 @@ enum PreloadBenchmark {
         if arguments.first == "video" {
             return await VideoBenchmark.main(Array(arguments.dropFirst()))
         }
+        if arguments.first == "swipe" {
+            return await SwipeBenchmark.main(Array(arguments.dropFirst()))
+        }
         if arguments.first == "fill" {
             return await IndexFillBenchmark.main(Array(arguments.dropFirst()))
         }
@@ -51,6 +54,7 @@ enum PreloadBenchmark {
                 print("       stories-bench cached-read [--size MB] [--rounds N]")
                 print("       stories-bench video [--clip FILE] [--sizes 120x40,200x60]")
                 print("       stories-bench fill DIR [--entries N] [--size BYTES]")
+                print("       stories-bench swipe [--rounds N] [--box WxH] [--phone-clips N]")
                 return
             default:
                 playlistPath = argument

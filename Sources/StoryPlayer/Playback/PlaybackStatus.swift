@@ -13,6 +13,9 @@ public struct PlayerConfiguration: Sendable, Equatable {
     public var decodesVideo = false
     /// Report each new picture shown as a `frame` event (for lining a run up with a recording of its sound).
     public var reportsFrames = false
+    /// Decode the first frame of the stories → and auto-advance go to once they are preloaded, so they show it
+    /// at once (only while video is decoded).
+    public var decodesAhead = true
     /// The picture's box in pixels until a display says otherwise (`setPictureBox`).
     public var pictureWidth = 120
     /// See `pictureWidth`.

@@ -40,6 +40,8 @@ public final class Player: Sendable {
         var box: (width: Int, height: Int)
         var seekBy: Double = 0
         var run: MediaRun?
+        /// The first frame, decoded ahead of this story's turn: shown until the decoder has one.
+        var held: VideoFrame?
     }
     let shared: NIOLockedValueBox<Shared>
 
@@ -83,7 +85,10 @@ public final class Player: Sendable {
     private func update(_ change: (inout PlaybackStatus) -> Void) { shared.withLockedValue { change(&$0.status) } }
 
     /// The picture at the playhead: nil before the first frame and when video is not decoded.
-    public var frame: VideoFrame? { shared.withLockedValue { $0.decoder }?.frame }
+    public var frame: VideoFrame? {
+        let (decoder, held) = shared.withLockedValue { ($0.decoder, $0.held) }
+        return decoder?.frame ?? held
+    }
 
     /// Scales later frames to fit `box` pixels (a display's picture area, two pixels per cell row).
     public func setPictureBox(_ box: (width: Int, height: Int)) {
@@ -239,9 +244,9 @@ public final class Player: Sendable {
         while true {
             try Task.checkCancellation()
             let now = clock.now
-            let (paused, failure, seekBy, muted) = shared.withLockedValue { s in
+            let (paused, failure, seekBy, muted, held) = shared.withLockedValue { s in
                 defer { s.seekBy = 0 }
-                return (s.paused, s.failure, s.seekBy, s.muted)
+                return (s.paused, s.failure, s.seekBy, s.muted, s.held != nil)
             }
             if versionChanged(since: generation) { throw PlayerError("the video changed at the origin") }
             if let failure = decoder?.failure { throw PlayerError("cannot decode the video: \(failure)") }
@@ -259,7 +264,7 @@ public final class Player: Sendable {
                 ? (machine.soundPlaying ? sound?.reading(id: soundID) : .waiting) : nil
             let seen = PlaybackMachine.Observation(
                 now: now, buffered: bufferedSeconds(at: machine.status.position, in: run.parts),
-                firstFrameReady: decoder.map { !$0.decodesPictures || $0.frame != nil } ?? true, sound: reading)
+                firstFrameReady: decoder.map { !$0.decodesPictures || $0.frame != nil || held } ?? true, sound: reading)
             for action in machine.tick(seen) {
                 switch action {
                 case .emit(let event):

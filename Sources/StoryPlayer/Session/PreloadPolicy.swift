@@ -45,22 +45,37 @@ public struct PreloadPolicy: Sendable, Equatable {
     /// Closes the gate (a new story is starting).
     public mutating func storyChanged() { isOpen = false }
 
-    /// The stories to preload around `current`, nearest first: the next `ahead` eligible ones, then the previous
-    /// `behind` eligible ones.
+    /// The stories to preload around `current`, nearest first: where auto-advance and → go (at an author's end,
+    /// another author's first unseen story), the next eligible ones up to `ahead`, then the previous `behind`.
     public func targets(around current: Int, navigator: StoryNavigator) -> [Int] {
-        var result: [Int] = []
+        var result = Array(Self.upcoming(after: current, navigator: navigator).prefix(ahead))
         var i = current + 1
         while result.count < ahead, i < navigator.stories.count {
-            if navigator.isEligible(i) { result.append(i) }
+            if navigator.isEligible(i), !result.contains(i) { result.append(i) }
             i += 1
         }
         var back: [Int] = []
         i = current - 1
         while back.count < behind, i >= 0 {
-            if navigator.isEligible(i) { back.append(i) }
+            if navigator.isEligible(i), !result.contains(i) { back.append(i) }
             i -= 1
         }
         return result + back
+    }
+}
+
+extension PreloadPolicy {
+    /// Where auto-advance and then → go from story `index`, each once.
+    public static func upcoming(after index: Int, navigator: StoryNavigator) -> [Int] {
+        var auto = navigator
+        auto.jump(to: index)
+        var right = navigator
+        right.jump(to: index)
+        var result: [Int] = []
+        for next in [auto.advance(), right.next()] {
+            if let next, !result.contains(next) { result.append(next) }
+        }
+        return result
     }
 }
 
@@ -128,6 +143,9 @@ public final class PreloadDriver: Sendable {
             preloader.reset(expanded, playing: playing)
         }
     }
+
+    /// True while preloading (and decoding ahead) may run: the playing story has enough buffered.
+    public var isOpen: Bool { policy.withLockedValue { $0.isOpen } }
 
     /// Feeds the playing story's status, opening or closing the gate.
     public func observe(_ status: PlaybackStatus) {

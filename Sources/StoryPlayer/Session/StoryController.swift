@@ -69,6 +69,8 @@ public final class StoryController: Sendable {
     let keys: [CacheKey]
     /// Where events go.
     let emit: @Sendable (PlayerEvent) -> Void
+    /// First frames decoded ahead for the stories next in line.
+    public let ahead = FirstFramesAhead()
     private let started = ContinuousClock.now
 
     /// A controller over `session`, before the first story; `onEvent` gets every event (story start and end,
@@ -208,6 +210,7 @@ public final class StoryController: Sendable {
         watch?.cancel()
         await player?.value
         await watch?.value
+        await ahead.stop()
         await session.preload?.preloader.stop()
         session.sound?.close()
     }
@@ -306,6 +309,8 @@ public final class StoryController: Sendable {
             index: index, id: story.id, title: story.title, url: player.url.absoluteString, author: story.author,
             seen: navigator.isSeen(index)))
         if let box = state.withLockedValue({ $0.pictureBox }) { player.setPictureBox(box) }
+        // Decoded ahead: the story's first frame is on screen before its decoder has opened the file.
+        if let frame = ahead.take(index, key: keys[index], box: decodeBox) { player.hold(frame) }
         let task = Task { [self] in
             let status = await player.run()
             let plays = state.withLockedValue { s -> Int in
@@ -327,9 +332,7 @@ public final class StoryController: Sendable {
                 frames: status.frames))
             await ended(generation: generation, status: status)
         }
-        let watch = session.preload.map { driver in
-            Task { await driver.watch(player, clock: session.clock) }
-        }
+        let watch = session.preload.map { _ in Task { await self.watch(player, generation: generation) } }
         let current = state.withLockedValue { s -> Bool in
             guard s.generation == generation else { return false }
             s.player = player

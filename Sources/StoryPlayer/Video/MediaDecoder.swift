@@ -35,6 +35,8 @@ public final class MediaDecoder: @unchecked Sendable {
     public let decodesPictures: Bool
     /// Told the time of each new picture as it becomes the one shown (on the decoding thread).
     private let onFrame: (@Sendable (Double) -> Void)?
+    /// Decodes at a lower priority than playback (a first frame decoded ahead of its story's turn).
+    private let background: Bool
     private let condition = NSCondition()
     private var shared: Shared
 
@@ -53,8 +55,9 @@ public final class MediaDecoder: @unchecked Sendable {
     /// A decoder of the run of bytes `run` (an HLS story's segments one after another, which may switch variant).
     init(
         loader: MediaLoader, run: MediaRun, box: (width: Int, height: Int), soundFormat: SoundFormat? = nil,
-        pictures: Bool = true, onFrame: (@Sendable (Double) -> Void)? = nil
+        pictures: Bool = true, onFrame: (@Sendable (Double) -> Void)? = nil, background: Bool = false
     ) {
+        self.background = background
         self.onFrame = onFrame
         media = run
         self.soundFormat = soundFormat
@@ -67,7 +70,12 @@ public final class MediaDecoder: @unchecked Sendable {
 
     /// Starts decoding on a new thread; the first frame is ready when `frame` is non-nil.
     public func start() {
-        let thread = Thread { [self] in run() }
+        let thread = Thread { [self] in
+            // Yields the cores to the playing story's threads: nice 10 for this thread alone (on Linux the nice
+            // value belongs to the thread, and `who` 0 is the calling one).
+            if background { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10) }
+            run()
+        }
         thread.name = "stories-tui.video"
         thread.stackSize = 4 << 20
         thread.start()

@@ -1,0 +1,69 @@
+import Foundation
+import MediaTestSupport
+import MediaCache
+import MediaOrigin
+import Testing
+
+@testable import StoryPlayer
+
+/// Instant swipes: once the next story is preloaded its first frame is decoded ahead and held, so → shows it
+/// without a decode.
+@Suite(.serialized, .decodesOnWallClock) struct DecodeAheadTests {
+    typealias Rig = VideoDecoderTests.Rig
+
+    private func controller(_ rig: Rig, ahead: Bool) throws -> StoryController {
+        let stories = ["bars", "mandel", "life"].map { name in
+            Story(id: name, title: name, source: .remote(rig.origin.url("\(name).mp4")))
+        }
+        var configuration = PlayerVideoTests.configuration()
+        configuration.decodesAhead = ahead
+        let session = StorySession(
+            playlist: Playlist(title: "Clips", stories: stories, file: URL(fileURLWithPath: "/t/clips.json")),
+            loader: rig.loader, resolve: StorySession.resolver(originBase: nil), clock: RealPlaybackClock(speed: 1),
+            configuration: configuration, preload: PreloadPolicy())
+        return try StoryController(session: session, failureDwell: 0)
+    }
+
+    /// Waits (up to a generous deadline) until `condition` holds.
+    private func eventually(_ what: String, _ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !condition() {
+            guard ContinuousClock.now < deadline else { throw TimedOut(what: what) }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    struct TimedOut: Error { let what: String }
+
+    @Test func theNextStorysFirstFrameIsOnScreenTheMomentItStarts() async throws {
+        let rig = try await Rig()
+        let controller = try controller(rig, ahead: true)
+        controller.start()
+        try await eventually("the next story's first frame held") { controller.ahead.heldStories == [1] }
+        controller.perform(.next)
+        // No decode between the key and the picture: the held frame is the story's picture at once.
+        let frame = try #require(controller.snapshot().frame)
+        #expect(controller.snapshot().current == 1)
+        #expect(frame.width == 64 || frame.height == 36)
+        // It is taken, not kept: the story after it is decoded ahead next.
+        #expect(!controller.ahead.heldStories.contains(1))
+        try await eventually("story 3's first frame held") { controller.ahead.heldStories == [2] }
+        await controller.stop()
+        #expect(controller.ahead.heldStories.isEmpty)
+        await rig.close()
+    }
+
+    @Test func withoutDecodingAheadTheStoryStartsWithoutAPicture() async throws {
+        let rig = try await Rig()
+        let controller = try controller(rig, ahead: false)
+        controller.start()
+        try await eventually("the next story preloaded") {
+            controller.snapshot().stories[1].preload?.phase == .preloaded
+        }
+        controller.perform(.next)
+        #expect(controller.snapshot().frame == nil)
+        #expect(controller.ahead.heldStories.isEmpty)
+        await controller.stop()
+        await rig.close()
+    }
+}
