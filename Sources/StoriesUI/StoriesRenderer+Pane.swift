@@ -25,7 +25,7 @@ extension StoriesRenderer {
             let isCurrent = i == snapshot.current
             let marker = isCurrent ? String(glyphs.current) : "\(i + 1)"
             let plays = "\(row.plays)" + (row.maxViews.map { "/\($0)" } ?? "")
-            let cached = row.cachedFraction.map { "\(Int(($0 * 100).rounded(.down)))%" } ?? "-"
+            let cached = row.isLocal ? "-" : row.cachedFraction.map { "\(Int(($0 * 100).rounded(.down)))%" } ?? "-"
             let base = CellStyle(bold: isCurrent, dim: !row.eligible && !isCurrent)
             var column = grid.put(marker.padded(to: 3), x: left, y: rowY, style: base)
             column = grid.put(row.title.padded(to: titleWidth, ellipsis: glyphs.ellipsis) + " ", x: column, y: rowY, style: base)
@@ -48,6 +48,8 @@ extension StoriesRenderer {
     /// cached.
     func stateLabel(_ row: StoryRow, isCurrent: Bool) -> (String, CellStyle) {
         if row.failed { return ("FAILED", tint(.red, bold: true)) }
+        // Read from disk as it plays: never cached, nothing to preload.
+        if row.isLocal { return ("local", tint(.blue)) }
         let complete = (row.cachedFraction ?? 0) >= 1
         if let preload = row.preload, !complete, !isCurrent {
             let percent = preload.fraction.map { " \(Int(($0 * 100).rounded(.down)))%" } ?? ""

@@ -182,6 +182,7 @@ public struct StoriesRenderer {
         case .partial: return (" PARTIAL ", tint(.yellow, bold: true, reverse: true))
         case .miss: return (" MISS ", tint(.red, bold: true, reverse: true))
         case .offline: return (" OFFLINE ", tint(.magenta, bold: true, reverse: true))
+        case .local: return (" LOCAL ", tint(.blue, bold: true, reverse: true))
         case nil: return (" \(glyphs.ellipsis) ", CellStyle(dim: true))
         }
     }

@@ -23,11 +23,12 @@ struct PlayCommand: AsyncParsableCommand {
             (`cache clear --seen` forgets both and keeps the cached videos), and a run starts at the first unseen story (--from-start: at \
             the first).
 
-            Files on this machine are served to the player by a built-in origin. For a JSON playlist it runs over \
-            a simulated network (--network: \(NetworkProfile.named.map { "\($0.name) (\($0.summary))" }.joined(separator: ", ")); \
-            default 4g), so a first pass shows loading and cache misses and a second pass plays from the cache; \
-            other local sources play at full speed unless --network is given. --speed speeds that network up as \
-            much as the clock, so a story loads as it would at 1x.
+            Files named on the command line (or in an M3U list) are read straight from disk as they play: nothing \
+            is copied into the cache, and the header says LOCAL. A JSON playlist's files, and any files with \
+            --network, are served by a built-in origin over a simulated network (--network: \(NetworkProfile.named.map { "\($0.name) (\($0.summary))" }.joined(separator: ", ")); \
+            default 4g) through the cache, so a first pass shows loading and cache misses and a second pass plays \
+            from the cache. --speed speeds that network up as much as the clock, so a story loads as it would \
+            at 1x.
 
             The story's video is decoded and drawn in the story area (half-block cells in 256 colours; ASCII \
             shading under a non-UTF-8 locale or NO_COLOR), upright and in shape as the file says (rotation, \
@@ -69,7 +70,7 @@ struct PlayCommand: AsyncParsableCommand {
         parsing: .unconditional,
         help: "Playback speed multiplier (e.g. 4 plays four times faster; the simulated network runs as much faster).")
     var speed: Double = 1
-    @Option(help: ArgumentHelp("Simulated network for local files: 3g, 4g, wifi or lan (default: 4g for a JSON playlist, none for other sources).", valueName: "PROFILE"))
+    @Option(help: ArgumentHelp("Serve local files through the cache over a simulated network: 3g, 4g, wifi or lan (a JSON playlist's default: 4g; other files are read from disk).", valueName: "PROFILE"))
     var network: String?
     @Flag(help: "Do not preload the next stories.") var noPreload = false
     @Flag(help: "Show stories that reached their maxViews too.") var all = false
@@ -116,12 +117,13 @@ struct PlayCommand: AsyncParsableCommand {
             }
             if let note = read.skippedNote { StandardStreams.writeError("stories-tui: \(note)\n") }
             let list = read.playlist
-            // A JSON playlist (the demo) plays its files over the simulated network; files named directly play
-            // at the disk's speed unless a network is asked for.
-            let profile = network == nil && !read.isJSONOnly ? NetworkProfile.unlimited : named
+            // A JSON playlist (the demo) plays its files over the simulated network, through the cache; files
+            // named directly are read from disk as they play unless a network is asked for.
+            let servesFiles = network != nil || read.isJSONOnly
+            let profile = named
             let store = try cache.openStore(budgets: budgets)
             // Faster playback with the same network would stall where 1x does not: the simulated link keeps pace.
-            let origin = list.hasLocalStories
+            let origin = list.hasLocalStories && servesFiles
                 ? try await MediaOriginServer(
                     root: list.localRoot, folders: list.localFolders, profile: profile.scaled(by: speed)) : nil
             let interactive = !headless && isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1

@@ -235,4 +235,14 @@ struct SoundDisplayTests {
             StoriesScreen(snapshot: Self.snapshot(sound: .playing), helpOpen: true), width: 100, height: 24)
         #expect(help.lines.contains { $0.contains("mute / unmute the sound") })
     }
+
+    @Test func aFileReadFromDiskSaysLocalInTheHeaderAndThePane() throws {
+        var snapshot = midStory()
+        snapshot.status?.cache = .local
+        snapshot.stories[1].isLocal = true
+        let grid = StoriesRenderer.render(StoriesScreen(snapshot: snapshot, paneOpen: true), width: 120, height: 30)
+        #expect(grid.lines[1].hasSuffix(" LOCAL"), "\(grid.lines[1])")
+        let line = try #require(grid.lines.first { $0.contains("Mandelbrot zoom ") && $0.contains("│") })
+        #expect(line.hasSuffix("local"), "\(line)")
+    }
 }

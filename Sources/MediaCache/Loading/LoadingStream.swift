@@ -45,6 +45,8 @@ public struct LoadingStream: AsyncSequence, Sendable {
         var passthroughEnd: Int64?
         /// Set once the request has finished.
         public private(set) var report: RequestReport?
+        /// A `file:` URL's open file and its length: read from disk, never through the store.
+        private var local: (descriptor: Int32, length: Int64)?
 
         init(loader: MediaLoader, request: LoadingRequest) {
             self.loader = loader
@@ -54,6 +56,7 @@ public struct LoadingStream: AsyncSequence, Sendable {
         }
 
         deinit {
+            if let local { close(local.descriptor) }
             // Dropped after receiving everything it asked for: not an abandonment.
             releaseHeldFetch(completed: reachedEnd)
             if started { loader.store.unpin(key) }
@@ -77,6 +80,7 @@ public struct LoadingStream: AsyncSequence, Sendable {
         }
 
         func step() async throws -> LoadedChunk? {
+            if let file = LocalFile(request.url) { return try readLocal(file) }
             if !started {
                 started = true
                 loader.store.pin(key)
@@ -292,6 +296,26 @@ public struct LoadingStream: AsyncSequence, Sendable {
                 offset: range.lowerBound, bytes: bytes, source: fromCache == Int64(bytes.count) ? .cache : .origin)
         }
 
+        /// The next chunk of a file on this machine, straight from disk.
+        private func readLocal(_ file: LocalFile) throws -> LoadedChunk? {
+            try Task.checkCancellation()
+            if local == nil { local = try file.open() }
+            guard let (descriptor, length) = local else { return nil }
+            if delivered == 0, request.requestedOffset >= length, length > 0 || request.requestedOffset > 0 {
+                throw OriginError.rangeNotSatisfiable(url: request.url.absoluteString, length: length)
+            }
+            let end = endOffset(length: length) ?? length
+            guard currentOffset < end else { return finishedChunk() }
+            let count = Int(Swift.min(Int64(loader.configuration.readChunk), end - currentOffset))
+            let bytes = try LocalFile.read(descriptor, at: currentOffset, count: count, path: file.path)
+            // The file shrank under the reader: what is left of the range is not there.
+            guard !bytes.isEmpty else { throw LocalFileError(path: file.path, reason: "ended early (it changed while it played)") }
+            let offset = currentOffset
+            currentOffset += Int64(bytes.count)
+            delivered += Int64(bytes.count)
+            return LoadedChunk(offset: offset, bytes: bytes, source: .local)
+        }
+
         func finishedChunk() -> LoadedChunk? {
             finish(completed: true)
             return nil
@@ -320,8 +344,8 @@ public struct LoadingStream: AsyncSequence, Sendable {
                 key: key, url: request.url.absoluteString, offset: request.requestedOffset, length: delivered,
                 cacheBytes: cacheBytes, originBytes: originBytes, savedBytes: savedBytes, isPreload: request.isPreload)
             self.report = report
-            // A request that failed before any byte went out has no outcome to count.
-            if !failed || delivered > 0 { loader.record(report) }
+            // A request that failed before any byte went out has no outcome to count; a file's is not the cache's.
+            if (!failed || delivered > 0) && local == nil { loader.record(report) }
         }
     }
 }

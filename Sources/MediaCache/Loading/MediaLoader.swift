@@ -111,6 +111,8 @@ public enum ChunkSource: String, Sendable {
     case cache
     /// Fetched from the origin for this or a concurrent request.
     case origin
+    /// Read from a file on this machine (a `file:` URL), never cached.
+    case local
 }
 
 /// Bytes for a reader, in order.
@@ -134,6 +136,8 @@ public enum CacheOutcome: String, Sendable, Codable {
     case miss = "MISS"
     /// The origin cannot be reached: what is cached is served, the rest cannot load.
     case offline = "OFFLINE"
+    /// A file on this machine, read from disk as it is (nothing cached).
+    case local = "LOCAL"
 
     /// HIT when `cached` holds all `length` bytes, MISS when it holds none, else PARTIAL.
     public init(cached: ByteRangeSet, length: Int64) {
@@ -210,7 +214,9 @@ public final class MediaLoader: Sendable {
     /// Length, type and validators, from the cache when known (at once: the check against the origin runs beside
     /// it, and readers of this version fail with `resourceChanged` if it finds a new one), else from the first
     /// block's fetch.
+    /// A `file:` URL is answered from the file itself.
     public func contentInformation(for url: URL, key: CacheKey? = nil) async throws -> ContentInformation {
+        if let file = LocalFile(url) { return try file.information() }
         let key = key ?? CacheKey(url: url)
         startValidation(key: key, url: url)
         if let info = store.info(for: key), info.metadata.contentLength != nil {

@@ -76,6 +76,8 @@ final class TrafficMeter: Sendable {
             case .hit: m.hits += 1
             case .partial: m.partials += 1
             case .miss, .offline: m.misses += 1
+            // A file read from disk is not the cache's work (such requests are not recorded).
+            case .local: return
             }
             m.cacheBytes += report.savedBytes
             m.originBytes += report.cacheBytes + report.originBytes - report.savedBytes

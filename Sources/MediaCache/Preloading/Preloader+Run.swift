@@ -6,6 +6,13 @@ extension Preloader {
     func run(
         _ target: PreloadTarget, gated: Bool, onProgress: @escaping @Sendable (PreloadProgress) -> Void
     ) async throws -> PreloadProgress {
+        // A file on this machine is read from disk when it plays: there is nothing to fetch ahead.
+        if let file = LocalFile(target.url) {
+            let length = try file.information().contentLength ?? 0
+            let done = PreloadProgress(phase: .preloaded, neededBytes: length, cachedBytes: length)
+            onProgress(done)
+            return done
+        }
         let store = loader.store
         store.pin(target.key)
         loader.traffic.adjust(target.key, viewing: false, by: 1)

@@ -192,6 +192,7 @@ public final class Player: Sendable {
     ) async throws {
         var cache = cache
         if loader.isOffline(key) { cache = .offline }
+        if url.isFileURL { cache = .local }
         shared.withLockedValue { $0.run = run }
         update {
             $0.contentLength = run.estimated.length

@@ -23,13 +23,16 @@ public struct StoryRow: Sendable, Equatable {
     public var failed: Bool
     /// Whose story it is (nil when the playlist names no authors).
     public var author: String?
+    /// A file on this machine read from disk as it plays (not through the cache).
+    public var isLocal: Bool
 
     /// A row.
     public init(
         id: String, title: String, plays: Int = 0, maxViews: Int? = nil, eligible: Bool = true,
         contentLength: Int64? = nil, cachedBytes: Int64 = 0, preload: PreloadProgress? = nil, failed: Bool = false,
-        author: String? = nil
+        author: String? = nil, isLocal: Bool = false
     ) {
+        self.isLocal = isLocal
         self.author = author
         self.failed = failed
         self.id = id

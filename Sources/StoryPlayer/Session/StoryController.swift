@@ -67,6 +67,8 @@ public final class StoryController: Sendable {
     let failureDwell: Double
     /// Each story's cache key, in playlist order (resolved once: keys are hashes).
     let keys: [CacheKey]
+    /// Each story's URL, in playlist order.
+    let urls: [URL]
     /// Where events go.
     let emit: @Sendable (PlayerEvent) -> Void
     /// First frames decoded ahead for the stories next in line.
@@ -81,7 +83,9 @@ public final class StoryController: Sendable {
         self.session = session
         self.failureDwell = failureDwell
         emit = onEvent
-        keys = session.playlist.stories.map { session.resolve($0).key }
+        let resolved = session.playlist.stories.map { session.resolve($0) }
+        keys = resolved.map(\.key)
+        urls = resolved.map(\.url)
         var initial = State(navigator: try session.makeNavigator())
         initial.muted = session.startsMuted
         state = NIOLockedValueBox(initial)
@@ -241,7 +245,7 @@ public final class StoryController: Sendable {
                 id: story.id, title: story.title, plays: navigator.plays(i), maxViews: story.maxViews,
                 eligible: navigator.isEligible(i), contentLength: known?.length,
                 cachedBytes: known?.cached ?? 0, preload: preloads[keys[i]], failed: failing.contains(i),
-                author: story.author))
+                author: story.author, isLocal: urls[i].isFileURL))
         }
         let metrics = session.loader.metrics
         let totals = SessionTotals(

@@ -73,15 +73,20 @@ public final class StorySession: Sendable {
     /// Maps stories to URLs: remote ones as they are, local ones through the built-in origin at `originBase`
     /// under a key that does not depend on its port (so the cache carries over between runs). A file named by a
     /// path relative to a JSON playlist is served at that path (the origin's root is the playlist's folder), any
-    /// other file at its own absolute path (the origin serves its folder there).
+    /// other file at its own absolute path (the origin serves its folder there). Without an origin, local files
+    /// are `file:` URLs, which the loader reads straight from disk (nothing is cached).
     public static func resolver(originBase: URL?) -> @Sendable (Story) -> ResolvedSource {
         { story in
             switch story.source {
             case .remote(let url):
                 return ResolvedSource(url: url, key: CacheKey(url: url))
             case .local(let path, let file):
-                let base = originBase ?? URL(fileURLWithPath: "/")
                 let filePath = file.standardizedFileURL.path
+                guard let base = originBase else {
+                    return ResolvedSource(url: URL(fileURLWithPath: filePath), key: Self.localKey(filePath)) { part in
+                        part.isFileURL ? Self.localKey(part.standardizedFileURL.path) : CacheKey(url: part)
+                    }
+                }
                 let absolute = path.hasPrefix("/")
                 // The folder URL paths are relative to: the root for absolute paths, else the playlist's folder.
                 let folder = absolute ? "/" : StorySource.servedFolder(path: path, file: file).path
