@@ -35,10 +35,20 @@ import Testing
 
     struct TimedOut: Error { let what: String }
 
+    /// Pauses the current story as soon as it plays.
+    private func pauseWhenPlaying(_ controller: StoryController) async throws {
+        try await eventually("the story playing") { controller.snapshot().status?.state == .playing }
+        controller.perform(.togglePause)
+        #expect(controller.snapshot().paused)
+    }
+
     @Test func theNextStorysFirstFrameIsOnScreenTheMomentItStarts() async throws {
         let rig = try await Rig()
         let controller = try controller(rig, ahead: true)
         controller.start()
+        // Paused once it plays, the story never moves on by itself while the test waits (a paused story with
+        // enough buffered keeps the preload gate open).
+        try await pauseWhenPlaying(controller)
         try await eventually("the next story's first frame held") { controller.ahead.heldStories == [1] }
         controller.perform(.next)
         // No decode between the key and the picture: the held frame is the story's picture at once.
@@ -47,6 +57,7 @@ import Testing
         #expect(frame.width == 64 || frame.height == 36)
         // It is taken, not kept: the story after it is decoded ahead next.
         #expect(!controller.ahead.heldStories.contains(1))
+        try await pauseWhenPlaying(controller)
         try await eventually("story 3's first frame held") { controller.ahead.heldStories == [2] }
         await controller.stop()
         #expect(controller.ahead.heldStories.isEmpty)
@@ -57,6 +68,7 @@ import Testing
         let rig = try await Rig()
         let controller = try controller(rig, ahead: false)
         controller.start()
+        try await pauseWhenPlaying(controller)
         try await eventually("the next story preloaded") {
             controller.snapshot().stories[1].preload?.phase == .preloaded
         }
