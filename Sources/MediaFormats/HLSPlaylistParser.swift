@@ -226,10 +226,14 @@ private struct Reader {
     }
 
     private func resolve(_ text: String, line: Int) throws(HLSPlaylistError) -> URL {
+        // A playlist read from a file on this machine may name files beside it; one from the network only URLs.
+        let local = base.isFileURL
         guard let url = URL(string: text, relativeTo: base)?.absoluteURL,
-            let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host?.isEmpty == false
+            let scheme = url.scheme?.lowercased(),
+            scheme == "http" || scheme == "https" ? url.host?.isEmpty == false : (local && url.isFileURL)
         else {
-            throw HLSPlaylistError(line: line, "'\(text)' is not an http or https URI (absolute, or relative to the playlist)")
+            let kinds = local ? "a file or an http or https URI" : "an http or https URI"
+            throw HLSPlaylistError(line: line, "'\(text)' is not \(kinds) (absolute, or relative to the playlist)")
         }
         return url
     }

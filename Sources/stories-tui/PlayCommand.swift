@@ -30,9 +30,8 @@ struct PlayCommand: AsyncParsableCommand {
             from the cache. --speed speeds that network up as much as the clock, so a story loads as it would \
             at 1x.
 
-            The story's video is decoded and drawn in the story area (half-block cells in 256 colours; ASCII \
-            shading under a non-UTF-8 locale or NO_COLOR), upright and in shape as the file says (rotation, \
-            aspect, colours; HDR tone-mapped); --no-video shows text only. Stories are MP4 (plain or \
+            The story's video is decoded and drawn in the story area, upright and in shape as the file says \
+            (rotation, aspect, colours; HDR tone-mapped); --no-video shows text only. Stories are MP4 (plain or \
             fragmented), WebM, other files FFmpeg reads, photos (JPEG, PNG, WebP: 5 s unless the playlist gives \
             a duration) and HLS.
 
@@ -40,9 +39,12 @@ struct PlayCommand: AsyncParsableCommand {
             second, 1-9 story N, r replay, c cache pane, ? all keys, q or Esc quit; a click on the left or right \
             half goes back or on. The screen needs 60x16; NO_COLOR turns colour off. \
             Pictures take the best the terminal offers: kitty graphics or sixel images where it answers that it \
-            has them (not inside tmux), else block and quadrant symbols picked by chafa, in 24-bit colour where \
-            COLORTERM or terminfo says so; --picture chooses (half: half blocks only, for fonts without the other \
-            symbols). \
+            has them (not inside tmux), else cells of quadrant and half-block symbols, each cell's two colours \
+            worked out from its pixels, in 24-bit colour where COLORTERM or terminfo says so, else in 256 \
+            colours (with 16 colours, and sextants where the terminal draws them, chafa picks the symbols when \
+            libchafa is installed); under NO_COLOR the picture keeps its shapes in the terminal's own colours \
+            (ASCII shading without libchafa), and without UTF-8 it is drawn with ASCII characters by brightness. --picture chooses (half: half \
+            blocks only, for fonts without the other symbols). \
             When stdin or stdout is not a terminal, progress lines are printed instead.
 
             While a story plays with enough buffered, the next two stories and the previous one are preloaded \

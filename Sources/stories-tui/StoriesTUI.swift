@@ -40,7 +40,8 @@ struct StoriesTUI: AsyncParsableCommand {
         commandName: "stories-tui",
         abstract: "Instagram-style video stories in the terminal, on a media cache that plays while downloading.",
         discussion: """
-            Run `stories-tui PLAYLIST` to play a playlist in the stories screen (try assets/playlist.json: its \
+            Run `stories-tui SOURCE...` to play stories in the stories screen: a folder (each subfolder an \
+            author), video and photo files, URLs, M3U lists or a JSON playlist (try assets/playlist.json: its \
             videos are served over a simulated 4G link, so the first pass shows loading and cache misses, the \
             next stories start at once because they were preloaded, and a second run plays from the cache). \
             `stories-tui prefetch URL…` downloads videos ahead of time, `stories-tui cache stats` shows what the \

@@ -225,7 +225,7 @@ import Glibc
         let bytes = content(600_000)
         h.origin.set(OriginResource(bytes: bytes), at: "/f.mp4")
         #expect(try await h.read("f.mp4", 0, 100_000) == Array(bytes[0..<100_000]))
-        h.store.state.withLockedValue { $0.faults.writeErrno = ENOSPC }
+        h.store.faults.writeErrno = ENOSPC
         // The rest cannot be written: it comes straight from the origin, the cached start from disk.
         #expect(try await h.read("f.mp4") == bytes)
         let cached = h.store.availableRanges(for: CacheKey(url: h.url("f.mp4")))
@@ -240,11 +240,11 @@ import Glibc
         let store = try CacheStore(directory: dir.url, configuration: testConfiguration())
         let generation = try store.generation(for: "s", length: 100_000)
         try store.writePattern("s", generation: generation, 0..<10_000)
-        store.state.withLockedValue { $0.faults.syncErrno = EIO }
+        store.faults.syncErrno = EIO
         #expect(throws: CacheError.self) { try store.commit(key: testKey("s")) }
         // The bytes whose sync failed are treated as missing…
         #expect(store.availableRanges(for: testKey("s")).isEmpty)
-        store.state.withLockedValue { $0.faults.syncErrno = nil }
+        store.faults.syncErrno = nil
         try store.writePattern("s", generation: generation, 20_000..<30_000)
         try store.commit(key: testKey("s"))
         // …and a later successful commit records only what it synced.
@@ -279,7 +279,7 @@ import Glibc
         await h.loader.shutdown()
         try h.store.close()
         // Reopen as a read-only directory would be (the access check is what a read-only mount fails).
-        let store = try CacheStore(directory: h.dir.url, configuration: testConfiguration(), readOnlyForTesting: true)
+        let store = try CacheStore(directory: h.dir.url, configuration: testConfiguration(), readOnly: true)
         #expect(store.isReadOnly)
         let loader = MediaLoader(store: store, configuration: LoaderHarness.defaultConfiguration)
         await h.origin.resetCounters()
@@ -307,7 +307,7 @@ import Glibc
         #expect(try await h.read("p.mp4", 300_000, 100_000) == Array(bytes[300_000...]))
         await h.loader.shutdown()
         try h.store.close()
-        let store = try CacheStore(directory: h.dir.url, configuration: testConfiguration(), readOnlyForTesting: true)
+        let store = try CacheStore(directory: h.dir.url, configuration: testConfiguration(), readOnly: true)
         let key = CacheKey(url: h.url("p.mp4"))
         let cached = try #require(store.info(for: key)?.ranges)
         #expect(cached.ranges.count == 2, "\(cached)")
@@ -331,7 +331,7 @@ import Glibc
         #expect(try await h.read("g.mp4", 0, 100_000) == Array(bytes[0..<100_000]))
         // Between the reader's look at what is cached and its read, a writer gives the resource up (it outgrew
         // the budget): the reader goes on from the origin instead of failing on bytes that are gone.
-        h.store.state.withLockedValue { $0.faults.giveUpBeforeNextRead = "outgrew the cache budget" }
+        h.store.faults.giveUpBeforeNextRead = "outgrew the cache budget"
         #expect(try await h.read("g.mp4") == bytes)
         #expect(h.store.info(for: CacheKey(url: h.url("g.mp4"))) == nil)
         await h.close()

@@ -18,7 +18,7 @@ import Testing
         try store.writePattern("a", generation: a, 0..<50_000)
         try store.writePattern("b", generation: b, 0..<50_000)
         let gate = DiskGate()
-        store.state.withLockedValue { $0.faults.diskGate = gate }
+        store.faults.diskGate = gate
         let slowDone = NIOLockedValueBox(false)
         let slow = Thread {
             if kind == "read" {

@@ -27,7 +27,7 @@ import Testing
                     lost.remove(range)
                 case 5..<8:
                     let fails = Int.random(in: 0..<3, using: &g) == 0
-                    store.state.withLockedValue { $0.faults.syncErrno = fails ? EIO : nil }
+                    store.faults.syncErrno = fails ? EIO : nil
                     let before = store.availableRanges(for: key)
                     do {
                         try store.commit(key: key)
@@ -37,7 +37,7 @@ import Testing
                         for range in store.availableRanges(for: key) { dropped.remove(range) }
                         for range in dropped { lost.insert(range) }
                     }
-                    store.state.withLockedValue { $0.faults.syncErrno = nil }
+                    store.faults.syncErrno = nil
                 case 8:
                     // A reopening: only recorded (so synced) ranges survive.
                     try store.close()

@@ -155,6 +155,20 @@ import Testing
         }
     }
 
+    @Test func aPlaylistOnThisMachineNamesFilesBesideIt() throws {
+        let text = "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\nseg0.ts\n#EXTINF:2,\n/clips/other/seg1.ts\n#EXT-X-ENDLIST\n"
+        let file = URL(fileURLWithPath: "/clips/hls/v0/index.m3u8")
+        guard case .media(let playlist) = try HLSPlaylistParser.parse(text, url: file) else {
+            Issue.record("not a media playlist")
+            return
+        }
+        #expect(playlist.segments.map(\.url.path) == ["/clips/hls/v0/seg0.ts", "/clips/other/seg1.ts"])
+        #expect(playlist.segments.allSatisfy { $0.url.isFileURL })
+        // One from the network never names a file on this machine.
+        let remote = "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\nfile:///etc/passwd\n"
+        #expect(throws: HLSPlaylistError.self) { _ = try HLSPlaylistParser.parse(remote, url: base) }
+    }
+
     @Test func crlfLinesAByteOrderMarkAndUnknownTagsAreFine() throws {
         let playlist = try media("\u{FEFF}#EXTM3U\r\n#EXT-X-TARGETDURATION:2\r\n#EXT-X-INDEPENDENT-SEGMENTS\r\n# a comment\r\n#EXTINF:2,title, with comma\r\nseg0.ts\r\n#EXT-X-ENDLIST\r\n")
         #expect(playlist.segments.count == 1)

@@ -1,5 +1,6 @@
 import Foundation
 import MediaOrigin
+import MediaTestSupport
 import Testing
 
 /// The fault catalogue through the proxy: a full right body, or an error status or a connection cut short of its

@@ -60,17 +60,17 @@ public final class CacheStore: Sendable {
     ) throws {
         try self.init(
             directory: directory, configuration: configuration, logger: logger, now: now, freeSpace: freeSpace,
-            readOnlyForTesting: readOnly)
+            opensReadOnly: readOnly)
     }
 
     /// Below this much free space the disk counts as full and the directory is opened read-only.
     static let fullDiskBytes: Int64 = 64 << 10
 
-    /// `readOnlyForTesting` opens a writable directory as if it were read-only.
+    /// `opensReadOnly` opens a writable directory as if it were read-only (commands that only look).
     init(
         directory: URL, configuration: CacheConfiguration, logger: Logger = Logger(label: "MediaCache"),
         now: @escaping @Sendable () -> Date = { Date() }, freeSpace: (@Sendable () -> Int64?)? = nil,
-        readOnlyForTesting: Bool
+        opensReadOnly: Bool
     ) throws {
         self.directory = directory
         tempDirectory = directory.appendingPathComponent("temp").path
@@ -83,16 +83,16 @@ public final class CacheStore: Sendable {
         self.freeSpace = freeSpace ?? { DataFile.freeSpace(atPath: rootPath) }
         freeSpaceFloor = configuration.freeSpaceFloor(diskBytes: DataFile.diskSize(atPath: rootPath))
         let indexPath = directory.appendingPathComponent("index.sqlite").path
-        if readOnlyForTesting, !FileManager.default.fileExists(atPath: indexPath) {
+        if opensReadOnly, !FileManager.default.fileExists(atPath: indexPath) {
             throw CacheError.io("there is no cache in \(directory.path) yet")
         }
-        if !readOnlyForTesting, let mode = try CacheDirectory.create(directory), mode & 0o077 != 0 {
+        if !opensReadOnly, let mode = try CacheDirectory.create(directory), mode & 0o077 != 0 {
             logger.warning(
                 "cache directory \(directory.path) is open to other users (mode \(String(mode, radix: 8))); run chmod 700 on it")
         }
-        var readOnly = readOnlyForTesting || access(directory.path, W_OK) != 0
+        var readOnly = opensReadOnly || access(directory.path, W_OK) != 0
         if readOnly {
-            if !readOnlyForTesting {
+            if !opensReadOnly {
                 logger.warning("cache directory \(directory.path) is read-only: serving what it holds, caching nothing new")
             }
         } else if let free = self.freeSpace(), free < Self.fullDiskBytes {

@@ -1,43 +1,18 @@
 import Foundation
 import NIOConcurrencyHelpers
 
-/// Disk failures injected by tests (a full disk without filling one).
-struct StorageFaults {
-    /// Every data write fails with this errno.
-    var writeErrno: Int32?
-    /// Every data sync fails with this errno.
-    var syncErrno: Int32?
-    /// The next read gives the resource up with this reason first, as a writer that outgrew the budget does
-    /// between a reader's look at what is cached and its read.
-    var giveUpBeforeNextRead: String?
-    /// Data reads and writes wait here, where they touch the disk (a slow disk, held still by a test).
-    var diskGate: DiskGate?
-}
-
-/// A gate disk work waits at until opened, counting who arrived (a test's slow disk).
-final class DiskGate: Sendable {
-    private let state = NIOLockedValueBox((arrived: 0, open: false))
-    private let opened = DispatchSemaphore(value: 0)
-
-    /// How many reads and writes have reached the gate.
-    var arrived: Int { state.withLockedValue { $0.arrived } }
-
-    /// Waits until the gate is opened.
-    func pass() {
-        let wait = state.withLockedValue { s -> Bool in
-            s.arrived += 1
-            return !s.open
-        }
-        guard wait else { return }
-        opened.wait()
-        opened.signal()  // and everyone after
-    }
-
-    /// Lets every waiting and later read and write through.
-    func open() {
-        state.withLockedValue { $0.open = true }
-        opened.signal()
-    }
+/// Where the store's disk work can be made to fail or wait: a full disk, a failing sync or a slow disk without
+/// having one. The store asks it at the places it touches the disk; tests implement it.
+protocol StorageFaultInjecting: AnyObject, Sendable {
+    /// The errno every data write fails with, if any.
+    var writeErrno: Int32? { get }
+    /// The errno every data sync fails with, if any.
+    var syncErrno: Int32? { get }
+    /// The reason to give the resource up with before the next read (once), as a writer that outgrew the budget
+    /// does between a reader's look at what is cached and its read.
+    func takeGiveUpBeforeNextRead() -> String?
+    /// Called where a data read or write touches the disk, outside the store's lock; may block.
+    func beforeDiskWork()
 }
 
 /// Whether a resource may be cached.
@@ -112,8 +87,8 @@ struct StoreState {
     var pendingTraffic: [CacheKey?: (origin: Int64, hit: Int64)] = [:]
     /// Entries whose access time changed in memory since it was last written to the index.
     var accessed: Set<CacheKey> = []
-    /// Failures the tests inject.
-    var faults = StorageFaults()
+    /// Disk failures and delays, where they are made (nil: none).
+    var faults: (any StorageFaultInjecting)?
     /// Why the last write was not stored.
     var refusal: String?
     /// Resources given up on: they stream through without another attempt to cache them.

@@ -1,4 +1,5 @@
 import Foundation
+import MediaCache
 
 /// What the command line named, read into one playlist: JSON playlists, folders (each subfolder an author), video
 /// and photo files, HLS playlists, http(s) URLs and M3U lists, in the order given.
@@ -11,7 +12,10 @@ public struct StorySources: Sendable, Equatable {
     public var isJSONOnly: Bool
 
     /// One line saying what was passed over and why, nil when nothing was.
-    public var skippedNote: String? {
+    public var skippedNote: String? { Self.note(skipped) }
+
+    /// What `skipped` counts, in one line.
+    static func note(_ skipped: [String: Int]) -> String? {
         guard !skipped.isEmpty else { return nil }
         let total = skipped.values.reduce(0, +)
         let reasons = skipped.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
@@ -48,7 +52,7 @@ public struct StorySources: Sendable, Equatable {
         }
         guard !reader.stories.isEmpty else {
             let what = arguments.count == 1 ? "'\(arguments[0])'" : "the sources given"
-            let why = reader.skipped.isEmpty ? "" : " (\(StorySources(playlist: Playlist(title: "", stories: [], file: base), skipped: reader.skipped, isJSONOnly: false).skippedNote ?? ""))"
+            let why = Self.note(reader.skipped).map { " (\($0))" } ?? ""
             throw PlaylistError(file: "", field: "", message: "nothing to play in \(what)\(why): add videos or photos")
         }
         let title = titles.count == 1 ? titles[0] : "Stories"
@@ -78,7 +82,11 @@ public struct StorySources: Sendable, Equatable {
             if let scheme = Self.scheme(of: trimmed) {
                 switch scheme {
                 case "http", "https":
-                    guard let url = URL(string: trimmed), url.host?.isEmpty == false else {
+                    let url: URL
+                    do {
+                        url = try OriginURL.parse(trimmed)
+                    } catch {
+                        if case .invalidURL(_, let reason) = error { throw fail(reason) }
                         throw fail("is not a valid URL")
                     }
                     add(Story(id: trimmed, title: Self.name(of: url), source: .remote(url)), author: nil)
@@ -251,7 +259,7 @@ public struct StorySources: Sendable, Equatable {
                 if line.hasPrefix("#") { continue }
                 defer { title = nil }
                 if let scheme = Self.scheme(of: line), scheme != "file" {
-                    guard scheme == "http" || scheme == "https", let url = URL(string: line), url.host?.isEmpty == false else {
+                    guard scheme == "http" || scheme == "https", let url = try? OriginURL.parse(line) else {
                         count("not a file or http(s) URL")
                         continue
                     }

@@ -1,4 +1,5 @@
 import Foundation
+import MediaOrigin
 
 /// One way an origin misbehaves, with what a correct client may end up with: the tests of every client (the
 /// loader, `fetch`, the player, the proxy) run the same catalogue.
