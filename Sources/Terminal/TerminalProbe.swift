@@ -5,7 +5,7 @@ import Foundation
 /// read back in raw mode for at most `timeoutMs` (the DA1 answer, which every terminal sends, ends the wait early).
 enum TerminalProbe {
     /// The answers (empty when stdin or stdout is not a terminal, or nothing came in time).
-    static func ask(timeoutMs: Int = 300) -> TerminalAnswers {
+    static func ask(environment: [String: String], timeoutMs: Int = 300) -> TerminalAnswers {
         guard isatty(0) == 1, isatty(1) == 1 else { return TerminalAnswers() }
         var saved = termios()
         guard tcgetattr(0, &saved) == 0 else { return TerminalAnswers() }
@@ -18,7 +18,7 @@ enum TerminalProbe {
             _ = tcflush(0, TCIFLUSH)
             _ = tcsetattr(0, TCSANOW, &saved)
         }
-        let query = TerminalAnswers.query
+        let query = TerminalAnswers.query(environment: environment)
         _ = query.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
         var received: [UInt8] = []
         let deadline = Date().addingTimeInterval(Double(timeoutMs) / 1000)

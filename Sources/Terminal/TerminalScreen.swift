@@ -39,7 +39,7 @@ public final class TerminalScreen {
         let codeset = String(cString: stories_codeset()).uppercased()
         unicode = codeset == "UTF-8" || codeset == "UTF8"
         // Asked before curses owns the terminal; not asked when the answer is already given (or cannot matter).
-        let answers = picture == nil && (environment["NO_COLOR"] ?? "").isEmpty ? TerminalProbe.ask() : TerminalAnswers()
+        let answers = picture == nil && (environment["NO_COLOR"] ?? "").isEmpty ? TerminalProbe.ask(environment: environment) : TerminalAnswers()
         guard let screen = newterm(nil, stories_stdout(), stories_stdin()) else {
             throw TerminalError(
                 description: "cannot drive this terminal (TERM=\(environment["TERM"] ?? "unset")); use --headless")

@@ -57,7 +57,7 @@ struct PlayCommand: AsyncParsableCommand {
 
             With --headless, one JSON object per line per event: story_start, first_frame (startupMs, cache), \
             stall, stall_end, story_end (playCount, stalls, stallMs, framesShown, framesDropped, framesSkipped), skipped, error, \
-            playlist_end; with --frame-events also frame (timeMs: the picture now shown). Each has t (seconds since \
+            playlist_end, and sound (output: where sound goes, or reason: why there is none); with --frame-events also frame (timeMs: the picture now shown). Each has t (seconds since \
             the run started) and monotonic (the same moment on CLOCK_MONOTONIC), to line events up with a recording.
             """)
 
@@ -252,6 +252,8 @@ enum TextReporter {
             line = "  error: \(message)"
         case .frame(_, let timeMs):
             line = "  frame at \(String(format: "%.3f", Double(timeMs) / 1000)) s"
+        case .sound(let output, let reason):
+            line = output.map { "sound: \($0)" } ?? "no sound: \(reason ?? "unknown")"
         case .playlistEnd(let summary):
             line = "done: \(summary.finished) played, \(summary.skipped) skipped"
                 + (summary.failed > 0 ? ", \(summary.failed) failed" : "")

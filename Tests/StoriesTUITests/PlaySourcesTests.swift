@@ -36,6 +36,11 @@ import Testing
         #expect(first.status == 0, "\(first.stderr)")
         #expect(try starts(first.text) == ["Ana 2.mp4", "Ana 10.mp4", "Ben 1.mp4"])
         #expect(first.stderr.contains("skipped 1 file (1 not media)"), "\(first.stderr)")
+        // One line says where sound goes, or why there is none.
+        let sound = first.text.split(separator: "\n").filter { $0.contains("\"event\":\"sound\"") }
+        #expect(sound.count == 1 && (sound[0].contains("\"output\"") || sound[0].contains("\"reason\"")), "\(first.text)")
+        let off = try await CLI.run(play + ["--sound", "off", "--from-start"])
+        #expect(off.text.contains("{\"event\":\"sound\",\"monotonic\"") && off.text.contains("\"reason\":\"turned off (--sound off)\""), "\(off.text)")
         // Read from disk as they play: nothing is copied into the cache.
         #expect(first.text.contains("\"cache\":\"LOCAL\"") && !first.text.contains("\"cache\":\"MISS\""), "\(first.text)")
         let stats = try await CLI.run(["cache", "stats", "--json", "--cache-dir", cache])

@@ -18,6 +18,16 @@ func pixels(_ width: Int, _ height: Int, _ colour: (Int, Int) -> (UInt8, UInt8, 
 @Suite struct PictureDetectionTests {
     static let xterm = ["TERM": "xterm-256color"]
 
+    @Test func noQueryReachesAMultiplexerThatItWouldShow() {
+        // tmux takes kitty's graphics query for the pane's title; inside one only the cell size and DA1 go out.
+        for environment in [["TMUX": "/tmp/tmux-0/default,1,0", "TERM": "tmux-256color"], ["TERM": "screen"]] {
+            let query = String(decoding: TerminalAnswers.query(environment: environment), as: UTF8.self)
+            #expect(query == "\u{1B}[16t\u{1B}[c", "\(environment)")
+        }
+        let direct = String(decoding: TerminalAnswers.query(environment: Self.xterm), as: UTF8.self)
+        #expect(direct.hasPrefix("\u{1B}_Gi=31,") && direct.hasSuffix("\u{1B}[16t\u{1B}[c"))
+    }
+
     @Test func theTerminalsAnswersChooseTheProtocol() {
         let kitty = TerminalAnswers.parse(Array("\u{1B}_Gi=31;OK\u{1B}\\\u{1B}[6;17;8t\u{1B}[?62;22;52c".utf8))
         #expect(kitty.kittyGraphics && kitty.complete && !kitty.sixel)

@@ -23,6 +23,8 @@ public enum PlayerEvent: Sendable, Equatable {
     case playlistEnd(PlaylistSummary)
     /// A new picture is on screen: the frame at `timeMs` in the story (only when frames are reported).
     case frame(id: String, timeMs: Int)
+    /// Where the stories' sound goes (`output`, the device's name), or why there is none (`reason`).
+    case sound(output: String?, reason: String?)
 
     /// The event as a JSON object with an `event` field.
     public var json: [String: Any] {
@@ -53,6 +55,11 @@ public enum PlayerEvent: Sendable, Equatable {
             return ["event": "error", "id": id, "message": message]
         case .frame(let id, let timeMs):
             return ["event": "frame", "id": id, "timeMs": timeMs]
+        case .sound(let output, let reason):
+            var json: [String: Any] = ["event": "sound"]
+            if let output { json["output"] = output }
+            if let reason { json["reason"] = reason }
+            return json
         case .playlistEnd(let summary):
             return [
                 "event": "playlist_end", "played": summary.finished, "skipped": summary.skipped, "failed": summary.failed,

@@ -43,6 +43,8 @@ public final class SoundOutput: @unchecked Sendable {
         var closed = false
         var underruns = 0
         var generation = 0
+        /// Waiting in `settled()` for the device to open or fail.
+        var settledWaiters: [CheckedContinuation<SoundAvailability, Never>] = []
     }
 
     private let open: @Sendable () throws(SoundError) -> any SoundSink
@@ -129,10 +131,38 @@ public final class SoundOutput: @unchecked Sendable {
 
     /// Stops the thread and closes the device.
     public func close() {
+        var waiters: [CheckedContinuation<SoundAvailability, Never>] = []
+        var availability = SoundAvailability.opening
         changing { s in
             s.closed = true
             s.source = nil
+            (waiters, availability) = (s.settledWaiters, s.availability)
+            s.settledWaiters = []
         }
+        for waiter in waiters { waiter.resume(returning: availability) }
+    }
+
+    /// Where sound goes once the device is open, or why there is none (at once when that is known; `opening`
+    /// when the output is closed first).
+    public func settled() async -> SoundAvailability {
+        await withCheckedContinuation { continuation in
+            let known = locked { s -> SoundAvailability? in
+                guard s.availability == .opening, !s.closed else { return s.availability }
+                s.settledWaiters.append(continuation)
+                return nil
+            }
+            if let known { continuation.resume(returning: known) }
+        }
+    }
+
+    /// The device opened or could not: says so to those waiting in `settled()`.
+    private func settle(_ availability: SoundAvailability) {
+        let waiters = locked { s in
+            s.availability = availability
+            defer { s.settledWaiters = [] }
+            return s.settledWaiters
+        }
+        for waiter in waiters { waiter.resume(returning: availability) }
     }
 
     private func locked<T>(_ body: (inout Shared) -> T) -> T {
@@ -153,11 +183,11 @@ public final class SoundOutput: @unchecked Sendable {
         do {
             sink = try open()
         } catch {
-            locked { $0.availability = .unavailable(error.description) }
+            settle(.unavailable(error.description))
             return
         }
         defer { sink.close() }
-        locked { $0.availability = .ready(sink.name) }
+        settle(.ready(sink.name))
         let format = sink.format
         // 10 ms a write: the device is never more than that behind what the player asks for.
         let frames = Swift.max(1, format.rate / 100)

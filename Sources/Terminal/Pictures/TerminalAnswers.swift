@@ -16,8 +16,12 @@ public struct TerminalAnswers: Sendable, Equatable {
     }
 
     /// The queries, in the order sent: kitty's graphics query (a 1×1 image it checks and does not keep), the cell
-    /// size, then DA1.
-    public static let query = Array("\u{1B}_Gi=31,s=1,v=1,a=q,t=d,f=24;AAAA\u{1B}\\\u{1B}[16t\u{1B}[c".utf8)
+    /// size, then DA1. Inside a multiplexer (which shows no images, and where tmux would take kitty's query for
+    /// the pane's title) only the cell size and DA1.
+    public static func query(environment: [String: String]) -> [UInt8] {
+        let kitty = PictureDetection.insideMultiplexer(environment) ? "" : "\u{1B}_Gi=31,s=1,v=1,a=q,t=d,f=24;AAAA\u{1B}\\"
+        return Array((kitty + "\u{1B}[16t\u{1B}[c").utf8)
+    }
 
     /// True once the DA1 answer arrived (the answers to the earlier queries came before it, or never will).
     public var complete: Bool { deviceAttributes != nil }
