@@ -96,6 +96,9 @@ public final class StoryController: Sendable {
         if let sound = session.sound {
             if session.startsMuted {
                 emit(.sound(output: nil, reason: "muted (--mute): the device opens when unmuted (m)"))
+            } else if case .unavailable(let reason) = sound.availability {
+                // Known before anything plays (sound turned off, or a speed other than 1): said first.
+                emit(.sound(output: nil, reason: reason))
             } else {
                 sound.start()
                 // Said once the device opened or could not (a server that does not answer takes a while).

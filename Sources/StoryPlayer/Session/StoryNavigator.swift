@@ -63,15 +63,9 @@ public struct StoryNavigator: Sendable, Equatable {
     @discardableResult
     public mutating func advance() -> Int? {
         guard let current = index else { return next() }
+        if let i = laterInAuthor(current) { return land(i) }
         let a = author(of: current)
-        if let i = authors[a].stories.first(where: { $0 > current && isEligible($0) }) {
-            index = i
-            return i
-        }
-        guard let b = authors.indices.first(where: { $0 > a && hasUnseen(author: $0) }), let i = firstUnseen(author: b)
-        else { return finishAll() }
-        index = i
-        return i
+        return land(authors.indices.first { $0 > a && hasUnseen(author: $0) }.flatMap(firstUnseen(author:)))
     }
 
     /// The next author's first unseen story (↓), or its first when all were seen; stays put at the last author.
@@ -79,10 +73,7 @@ public struct StoryNavigator: Sendable, Equatable {
     public mutating func nextAuthor() -> Int? {
         guard let current = index else { return next() }
         let a = author(of: current)
-        guard let b = authors.indices.first(where: { $0 > a && entry(author: $0) != nil }), let i = entry(author: b)
-        else { return current }
-        index = i
-        return i
+        return land(authors.indices.first { $0 > a && entry(author: $0) != nil }.flatMap(entry(author:)) ?? current)
     }
 
     /// The previous author's first unseen story (↑), or its first when all were seen; stays put at the first.
@@ -90,8 +81,17 @@ public struct StoryNavigator: Sendable, Equatable {
     public mutating func previousAuthor() -> Int? {
         guard let current = index else { return nil }
         let a = author(of: current)
-        guard let b = authors.indices.last(where: { $0 < a && entry(author: $0) != nil }), let i = entry(author: b)
-        else { return current }
+        return land(authors.indices.last { $0 < a && entry(author: $0) != nil }.flatMap(entry(author:)) ?? current)
+    }
+
+    /// The current author's next eligible story after `current`.
+    private func laterInAuthor(_ current: Int) -> Int? {
+        authors[author(of: current)].stories.first { $0 > current && isEligible($0) }
+    }
+
+    /// Makes story `i` current; nil: navigation ran past the last story.
+    private mutating func land(_ i: Int?) -> Int? {
+        guard let i else { return finishAll() }
         index = i
         return i
     }
@@ -119,15 +119,9 @@ public struct StoryNavigator: Sendable, Equatable {
     @discardableResult
     public mutating func next() -> Int? {
         guard let current = index else { return advance(from: -1) }
+        if let i = laterInAuthor(current) { return land(i) }
         let a = author(of: current)
-        if let i = authors[a].stories.first(where: { $0 > current && isEligible($0) }) {
-            index = i
-            return i
-        }
-        guard let b = authors.indices.first(where: { $0 > a && entry(author: $0) != nil }), let i = entry(author: b)
-        else { return finishAll() }
-        index = i
-        return i
+        return land(authors.indices.first { $0 > a && entry(author: $0) != nil }.flatMap(entry(author:)))
     }
 
     /// Moves to the previous eligible story (←), on to the previous author's last at an author's first; stays
