@@ -93,26 +93,7 @@ public final class StoryController: Sendable {
 
     /// Starts the first eligible story (or finishes at once when none is).
     public func start() {
-        if let sound = session.sound {
-            if session.startsMuted {
-                emit(.sound(output: nil, reason: "muted (--mute): the device opens when unmuted (m)"))
-            } else if case .unavailable(let reason) = sound.availability {
-                // Known before anything plays (sound turned off, or a speed other than 1): said first.
-                emit(.sound(output: nil, reason: reason))
-            } else {
-                sound.start()
-                // Said once the device opened or could not (a server that does not answer takes a while).
-                Task { [self] in
-                    let availability = await sound.settled()
-                    guard !state.withLockedValue({ $0.stopped }) else { return }
-                    switch availability {
-                    case .ready(let name): emit(.sound(output: name, reason: nil))
-                    case .unavailable(let reason): emit(.sound(output: nil, reason: reason))
-                    case .opening: break
-                    }
-                }
-            }
-        }
+        announceSound()
         let fromStart = session.fromStart
         let index = state.withLockedValue { $0.navigator.resume(fromStart: fromStart) }
         play(index)
