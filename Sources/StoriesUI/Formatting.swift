@@ -76,6 +76,22 @@ extension String {
         return String(prefix(width - ellipsis.count)) + ellipsis
     }
 
+    /// Shortened to `width` characters at a word's end, ending with `ellipsis` (never cut mid-word, unless the
+    /// first word alone is too long).
+    func shortened(to width: Int, ellipsis: String) -> String {
+        guard count > width else { return self }
+        let room = width - ellipsis.count
+        guard room > 0 else { return String(prefix(Swift.max(0, width))) }
+        let head = prefix(room + 1)
+        // The last space within the room: the words before it are whole.
+        guard let space = head.lastIndex(where: { $0 == " " }), space > startIndex else {
+            return truncated(to: width, ellipsis: ellipsis)
+        }
+        var kept = self[..<space]
+        while let last = kept.last, ",;:(-".contains(last) { kept.removeLast() }
+        return String(kept) + ellipsis
+    }
+
     /// Padded with spaces (or cut) to exactly `width` characters.
     func padded(to width: Int, ellipsis: String = "") -> String {
         let cut = truncated(to: width, ellipsis: ellipsis)

@@ -133,7 +133,7 @@ extension StoriesRenderer {
         grid.fill(glyphs.full, x: column, y: y, count: filled, style: tint(healthy ? .green : .yellow))
         grid.fill(glyphs.none, x: column + filled, y: y, count: barWidth - filled, style: CellStyle(dim: true))
         column += barWidth
-        grid.put(" " + suffix, x: column, y: y, maxWidth: x + width - column)
+        grid.put((" " + suffix).shortened(to: x + width - column, ellipsis: glyphs.ellipsis), x: column, y: y)
     }
 
     /// Which byte ranges of the current video are cached: one cell per slice of the file, full, partly or not.

@@ -112,7 +112,7 @@ extension StoriesRenderer {
         ]
         for (i, (label, value)) in rows.enumerated() {
             let column = grid.put(label.padded(to: 14), x: x, y: y + i, style: CellStyle(bold: true), maxWidth: width)
-            grid.put(value, x: column, y: y + i, maxWidth: x + width - column)
+            grid.put(value.shortened(to: x + width - column, ellipsis: glyphs.ellipsis), x: column, y: y + i)
         }
     }
 }

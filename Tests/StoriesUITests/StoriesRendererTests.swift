@@ -198,6 +198,22 @@ func row(_ grid: CellGrid, containing needle: String) -> Int? {
 
 /// The sound's state where a viewer looks for it: the header, the keys, the help and the cache pane.
 struct SoundDisplayTests {
+    @Test(arguments: [120, 160])
+    func aLongSoundReasonIsShortenedAtAWordNeverCutMidWord(width: Int) throws {
+        let reason = "no sound server or device: PulseAudio said connection refused, and ALSA cannot open its default device (no such file or directory)"
+        let snapshot = Self.snapshot(sound: .off, availability: .unavailable(reason))
+        let grid = StoriesRenderer.render(StoriesScreen(snapshot: snapshot, paneOpen: true), width: width, height: 30)
+        let line = try #require(grid.lines.first { $0.contains("Sound ") && $0.contains("off: no sound") })
+        let shown = String(line[line.range(of: "off: ")!.lowerBound...]).trimmingCharacters(in: .whitespaces)
+        let full = "off: " + reason
+        #expect(shown.hasSuffix("…"), "\(shown)")
+        let kept = String(shown.dropLast())
+        #expect(full.hasPrefix(kept), "\(kept)")
+        // The word before the ellipsis is whole: the full text goes on with a space there.
+        #expect(full.dropFirst(kept.count).first.map { " ,;:(-".contains($0) } == true, "cut mid-word: \(shown)")
+        #expect(line.count <= width)
+    }
+
     static func snapshot(sound: StorySound, muted: Bool = false, availability: SoundAvailability? = .ready("PulseAudio"))
         -> SessionSnapshot
     {
