@@ -24,13 +24,9 @@ import Testing
         return try StoryController(session: session, failureDwell: 0)
     }
 
-    /// Waits (up to a generous deadline) until `condition` holds.
+    /// Waits (up to a generous deadline) until `condition` holds, failing with what was awaited.
     private func eventually(_ what: String, _ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while !condition() {
-            guard ContinuousClock.now < deadline else { throw TimedOut(what: what) }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        guard await MediaTestSupport.eventually(within: .seconds(60), condition) else { throw TimedOut(what: what) }
     }
 
     struct TimedOut: Error { let what: String }
