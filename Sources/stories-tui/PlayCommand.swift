@@ -96,7 +96,7 @@ struct PlayCommand: AsyncParsableCommand {
                 throw CLIFailure(message: "--speed: must be a number above 0 and at most 1000, got \(speed)", exitCode: 2)
             }
             let profileName = network ?? "4g"
-            guard let named = NetworkProfile.named(profileName) else {
+            guard let profile = NetworkProfile.named(profileName) else {
                 throw CLIFailure(
                     message: "--network: unknown profile '\(profileName)' (use \(NetworkProfile.named.map(\.name).joined(separator: ", ")))",
                     exitCode: 2)
@@ -122,7 +122,6 @@ struct PlayCommand: AsyncParsableCommand {
             // A JSON playlist (the demo) plays its files over the simulated network, through the cache; files
             // named directly are read from disk as they play unless a network is asked for.
             let servesFiles = network != nil || read.isJSONOnly
-            let profile = named
             let store = try cache.openStore(budgets: budgets)
             // Faster playback with the same network would stall where 1x does not: the simulated link keeps pace.
             let origin = list.hasLocalStories && servesFiles

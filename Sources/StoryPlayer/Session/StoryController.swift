@@ -149,6 +149,7 @@ public final class StoryController: Sendable {
             if let index { play(index) }
         case .jump(let number):
             let index = state.withLockedValue { s -> Int? in
+                guard !s.navigator.authors.isEmpty else { return nil }
                 let author = s.navigator.authors[s.navigator.author(of: s.navigator.index ?? 0)].stories
                 let target = author.lowerBound + number
                 guard author.contains(target), s.navigator.isEligible(target) else { return nil }
