@@ -18,8 +18,17 @@ public struct MP4Layout: Sendable, Equatable {
     public var index: [Range<Int64>]
     /// True when the media lies in `moof`/`mdat` fragments (the `moov` has an `mvex`).
     public var fragmented: Bool
+    /// Where the `mdat` box says it ends when the file stops before that (a download cut short); nil when whole.
+    public var declaredPayloadEnd: Int64?
     /// True when `moov` comes after `mdat`, so the header sits at the end of the file.
     public var moovAtEnd: Bool { moov.lowerBound > mdat.lowerBound }
+    /// True when the file ends inside its payload: only `mdat` of it is there.
+    public var truncated: Bool { declaredPayloadEnd != nil }
+    /// The share of the payload's declared bytes the file holds (1 when whole).
+    public var payloadFraction: Double {
+        guard let declaredPayloadEnd, declaredPayloadEnd > mdat.lowerBound else { return 1 }
+        return Double(mdat.count) / Double(declaredPayloadEnd - mdat.lowerBound)
+    }
 
     /// A layout from its parts.
     public init(
@@ -97,6 +106,7 @@ public enum MP4BoxReader {
         var mdat: Range<Int64>?
         var moof: Range<Int64>?
         var sidx: Range<Int64>?
+        var declaredPayloadEnd: Int64?
         var count = 0
         // A fragmented MP4's payload starts at its first `moof`: the walk stops there.
         while offset < length, moov == nil || (mdat == nil && moof == nil) {
@@ -109,7 +119,16 @@ public enum MP4BoxReader {
                     throw MP4Error.notMP4
                 }
             }
-            let header = try boxHeader(headerBytes, at: offset, limit: length)
+            var header: BoxHeader
+            do {
+                header = try boxHeader(headerBytes, at: offset, limit: length)
+            } catch MP4Error.badBoxSize(let type, _, let size) where type == "mdat" && moov != nil && size >= 16 {
+                // The file stops inside its payload, its header already read: a download cut short. What is
+                // there plays; the rest is known missing.
+                header = BoxHeader(type: type, size: length - offset, headerSize: 8)
+                let (end, overflow) = offset.addingReportingOverflow(Int64(clamping: size))
+                declaredPayloadEnd = overflow ? Int64.max : end
+            }
             let range = offset..<(offset + header.size)
             if header.type == "moov" { moov = range }
             if header.type == "mdat", mdat == nil { mdat = range }
@@ -128,7 +147,9 @@ public enum MP4BoxReader {
         }
         guard let mdat else { throw MP4Error.missing("mdat") }
         let duration = try movieDuration(inMoov: moovBytes)
-        return MP4Layout(duration: duration, moov: moov, mdat: mdat)
+        var layout = MP4Layout(duration: duration, moov: moov, mdat: mdat)
+        layout.declaredPayloadEnd = declaredPayloadEnd
+        return layout
     }
 
     struct BoxHeader: Equatable {

@@ -249,6 +249,8 @@ enum TextReporter {
             line = "  from \(String(format: "%.1f", Double(positionMs) / 1000)) s: the \(picture)\(bandwidth / 1000) kbit/s variant"
         case .failed(_, let message):
             line = "  error: \(message)"
+        case .note(_, let message):
+            line = "  note: \(message)"
         case .frame(_, let timeMs):
             line = "  frame at \(String(format: "%.3f", Double(timeMs) / 1000)) s"
         case .sound(let output, let reason):

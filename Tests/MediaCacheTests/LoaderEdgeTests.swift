@@ -239,6 +239,11 @@ import Testing
                     "bytes 0-9/10,11-12/20", "bytes */*", "items 0-9/10", ""] {
             #expect(ContentRange(bad) == nil, "\(bad)")
         }
+        #expect(ContentRange.totalOverrun("bytes 0-1000/1000") == 1000)
+        #expect(ContentRange.totalOverrun("bytes 10-399999/387655") == 387_655)
+        #expect(ContentRange.totalOverrun("bytes 0-99/1000") == nil)
+        #expect(ContentRange.totalOverrun("bytes 9-5/3") == nil)
+        #expect(ContentRange.totalOverrun("bytes 0-9/*") == nil)
     }
 }
 

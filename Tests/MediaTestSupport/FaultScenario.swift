@@ -74,6 +74,9 @@ public struct FaultScenario: Sendable, CustomStringConvertible {
                 name: "Content-Range names another total length", cachedPrefix: prefix, expected: nil, current: v1,
                 apply: faults { $0.contentRangeTotal = v1.count + 1000 }),
             FaultScenario(
+                name: "Content-Range totals short of the file (HEAD and 200 say more)", cachedPrefix: 0,
+                expected: nil, current: v1, apply: faults { $0.contentRangeTotal = v1.count - 12_345 }),
+            FaultScenario(
                 name: "Content-Range names fewer bytes than the body", cachedPrefix: prefix, expected: nil,
                 current: v1, apply: faults { $0.shortContentRange = 1000 }),
             FaultScenario(

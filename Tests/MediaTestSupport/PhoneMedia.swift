@@ -133,6 +133,18 @@ public struct PhoneMedia {
         return "fragmented.mp4"
     }
 
+    /// `seconds` of 320×240 at 30 fps with its header first (`faststart`), then cut at `fraction` of its bytes:
+    /// a download that stopped halfway, whose header still gives the whole duration.
+    public func truncated(seconds: Int = 6, fraction: Double = 0.5) throws -> String {
+        let url = try ffmpeg("truncated.mp4", [
+            "-f", "lavfi", "-i", "testsrc2=s=320x240:r=30:d=\(seconds)", "-c:v", "libx264", "-pix_fmt", "yuv420p",
+            "-g", "30", "-crf", "20", "-preset", "ultrafast", "-movflags", "+faststart",
+        ])
+        let bytes = try Data(contentsOf: url)
+        try bytes.prefix(Int(Double(bytes.count) * fraction)).write(to: url)
+        return "truncated.mp4"
+    }
+
     /// `seconds` of VP9 in WebM at about 0.5 MB a second, a key frame a second.
     public func webm(seconds: Int = 3) throws -> String {
         try ffmpeg("clip.webm", [

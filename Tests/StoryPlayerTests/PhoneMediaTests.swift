@@ -111,6 +111,28 @@ import Testing
         await rig.close()
     }
 
+    @Test func aTruncatedMP4PlaysWhatItHasAndEndsWithANote() async throws {
+        guard let media = try phoneMedia() else { return }
+        defer { media.remove() }
+        let name = try media.truncated(seconds: 6, fraction: 0.5)
+        let bytes = [UInt8](try Data(contentsOf: media.folder.appendingPathComponent(name)))
+        let layout = try await MP4BoxReader.layout(of: ArrayReader(bytes: bytes), length: Int64(bytes.count))
+        #expect(layout.truncated)
+        #expect(layout.mdat.upperBound == Int64(bytes.count))
+        #expect(abs(layout.duration - 6) < 0.05, "\(layout.duration)")
+        let rig = try await Rig(root: media.folder)
+        let (player, status) = await Self.play(name, in: rig)
+        #expect(status.state == .finished, "\(status.error ?? "")")
+        // About half of it is there: it plays that much, not the header's whole 6 s, and says why.
+        let duration = status.duration ?? 0
+        #expect(duration > 1.5 && duration < 4.5, "\(duration)")
+        #expect(status.position >= duration - 0.05, "\(status.position) of \(duration)")
+        #expect(status.note?.contains("6.0 s its header gives") == true, "\(status.note ?? "no note")")
+        #expect(status.frames.shown >= 10, "\(status.frames)")
+        #expect(player.frame != nil)
+        await rig.close()
+    }
+
     @Test func aWebMPlaysWithItsDurationFromTheSegmentInfo() async throws {
         guard let media = try phoneMedia() else { return }
         defer { media.remove() }

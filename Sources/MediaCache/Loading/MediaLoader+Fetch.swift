@@ -113,18 +113,22 @@ extension MediaLoader {
             }
         }
         let requestStart = overlap?.lowerBound ?? start
+        // A request for the resource's last bytes is left open-ended: an origin whose Content-Range totals fall
+        // short of its file then shows it (its answer runs past its own total) instead of the copy ending early
+        // and being taken for whole.
+        let requestEnd = initialTarget == cached?.metadata.contentLength ? nil : initialTarget
         eventLog?.emit(
             "fetch_start",
             [
                 "url": url.absoluteString,
-                "range": "bytes=\(requestStart)-" + (initialTarget.map { String($0 - 1) } ?? ""),
+                "range": "bytes=\(requestStart)-" + (requestEnd.map { String($0 - 1) } ?? ""),
                 "ifRange": validator as Any,
             ])
         traffic.sentRequest()
         let response: OriginResponse
         var writeOffset: Int64
         var length: Int64?
-        switch try await fetcher.rangedGet(url: url, from: requestStart, to: initialTarget, ifRange: validator) {
+        switch try await fetcher.rangedGet(url: url, from: requestStart, to: requestEnd, ifRange: validator) {
         case .partial(let total, let answer):
             (response, length, writeOffset) = (answer, total, requestStart)
         case .whole(let declared, let answer):

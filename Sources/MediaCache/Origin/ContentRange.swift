@@ -30,6 +30,16 @@ public struct ContentRange: Sendable, Equatable {
         range = first...last
     }
 
+    /// The complete length `value` names when its range is well formed but reaches past it (`bytes 0-99/50`):
+    /// an origin whose lengths disagree, not a garbled header.
+    public static func totalOverrun(_ value: String) -> Int64? {
+        guard ContentRange(value) == nil, let slash = value.lastIndex(of: "/"),
+            let total = number(value[value.index(after: slash)...].drop(while: { $0 == " " })),
+            let range = ContentRange(value[..<slash] + "/*")?.range, range.upperBound >= total
+        else { return nil }
+        return total
+    }
+
     private static func number(_ text: Substring) -> Int64? {
         guard !text.isEmpty, text.count <= 18, text.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
         return Int64(text)

@@ -25,7 +25,14 @@ extension OriginFetcher {
             guard let contentRange = response.contentRangeHeader.flatMap(ContentRange.init),
                 let range = contentRange.range, range.lowerBound == start,
                 end.map({ range.upperBound < $0 }) ?? true
-            else { throw OriginError.badContentRange(url: url.absoluteString, header: response.contentRangeHeader) }
+            else {
+                if let header = response.contentRangeHeader, let total = ContentRange.totalOverrun(header) {
+                    throw OriginError.lengthsDisagree(
+                        url: url.absoluteString,
+                        detail: "Content-Range \(header) runs past its own total of \(total) bytes")
+                }
+                throw OriginError.badContentRange(url: url.absoluteString, header: response.contentRangeHeader)
+            }
             // A body of another length than the range it claims to be: neither can be trusted (taking the range
             // would cache a shorter resource as whole).
             if let declared = response.declaredLength, declared != Int64(range.count) {

@@ -66,6 +66,8 @@ public struct PlaybackStatus: Sendable, Equatable {
     public var contentLength: Int64?
     /// Why playback failed.
     public var error: String?
+    /// One sentence about the story's file the viewer should know (it was cut short), once read.
+    public var note: String?
     /// Frames shown and dropped (zero when video is not decoded).
     public var frames = FrameCounts()
     /// Seconds between the frames shown (the video's cadence), once known: how often a display redraws.

@@ -15,8 +15,9 @@ extension Player {
             guard let length = info.contentLength, length > 0,
                 !HLSPlaylistParser.isPlaylist(url: url, contentType: info.contentType)
             else { return nil }
-            let (duration, payload) = try await readHeader(length: length)
-            let run = MediaRun(MediaParts(url: url, key: key, length: length, payload: payload, duration: duration))
+            let header = try await readHeader(length: length)
+            let run = MediaRun(
+                MediaParts(url: url, key: key, length: length, payload: header.payload, duration: header.duration))
             let (frames, arrived) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
             let decoder = MediaDecoder(
                 loader: loader, run: run, box: box, soundFormat: nil, pictures: true,

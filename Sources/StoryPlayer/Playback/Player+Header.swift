@@ -2,14 +2,28 @@ import Foundation
 import MediaCache
 import MediaFormats
 
+/// What a story's file says before it plays: how long it plays, where its payload lies, and anything the viewer
+/// should be told about it.
+struct StoryHeader: Sendable, Equatable {
+    /// Seconds that play (for a file cut short, the seconds its bytes hold).
+    var duration: Double
+    /// The payload's bytes.
+    var payload: Range<Int64>
+    /// One sentence about the file, shown and reported once (a file cut short); nil for most.
+    var note: String?
+    /// Seconds the file's header gives when it is more than what plays.
+    var declaredDuration: Double?
+}
+
 /// How long a story plays and where its payload lies, read from the file before playing it.
 extension Player {
     /// A photo story's seconds when the playlist gives none (Instagram's default).
     static let photoSeconds = 5.0
 
     /// How long the story plays and where its payload lies: from the container (MP4, fragmented MP4, WebM), for a
-    /// photo the playlist's duration or 5 s, otherwise the playlist's duration or what FFmpeg reports.
-    func readHeader(length: Int64) async throws -> (Double, Range<Int64>) {
+    /// photo the playlist's duration or 5 s, otherwise the playlist's duration or what FFmpeg reports. An MP4 cut
+    /// inside its payload plays what it holds, with a note.
+    func readHeader(length: Int64) async throws -> StoryHeader {
         let layout: MediaLayout?
         do {
             layout = try await MediaLayout.read(from: LoaderRangeReader(loader: loader, url: url, key: key), length: length)
@@ -17,15 +31,21 @@ extension Player {
             throw PlayerError("\(error)")
         } catch let error as MP4Error {
             guard let fallbackDuration else { throw PlayerError("\(error) and the playlist gives no duration for it") }
-            return (fallbackDuration, 0..<length)
+            return StoryHeader(duration: fallbackDuration, payload: 0..<length)
         } catch let error as MatroskaError {
             guard let fallbackDuration else { throw PlayerError("\(error) and the playlist gives no duration for it") }
-            return (fallbackDuration, 0..<length)
+            return StoryHeader(duration: fallbackDuration, payload: 0..<length)
         }
-        if case .image = layout { return (fallbackDuration ?? Self.photoSeconds, 0..<length) }
+        if case .image = layout { return StoryHeader(duration: fallbackDuration ?? Self.photoSeconds, payload: 0..<length) }
         let payload = layout?.payload(length: length) ?? 0..<length
-        if let duration = layout?.duration { return (duration, payload) }
-        if let fallbackDuration { return (fallbackDuration, payload) }
+        if case .mp4(let mp4) = layout, mp4.truncated {
+            let declared = fallbackDuration ?? mp4.duration
+            let playable = declared * mp4.payloadFraction
+            let note = "the file ends at byte \(length), \(Self.seconds(playable)) into the \(Self.seconds(declared)) its header gives: it plays what is there"
+            return StoryHeader(duration: playable, payload: payload, note: note, declaredDuration: declared)
+        }
+        if let duration = layout?.duration { return StoryHeader(duration: duration, payload: payload) }
+        if let fallbackDuration { return StoryHeader(duration: fallbackDuration, payload: payload) }
         let probed: Double?
         do {
             probed = try await MediaProbe.duration(loader: loader, url: url, key: key, length: length)
@@ -36,6 +56,9 @@ extension Player {
             throw PlayerError(
                 "the video does not say how long it plays (give the story a \"duration\" in the playlist)")
         }
-        return (probed, payload)
+        return StoryHeader(duration: probed, payload: payload)
     }
+
+    /// Seconds as a person reads them: "2.9 s".
+    static func seconds(_ value: Double) -> String { String(format: "%.1f s", value) }
 }

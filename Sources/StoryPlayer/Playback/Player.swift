@@ -42,6 +42,8 @@ public final class Player: Sendable {
         var run: MediaRun?
         /// The first frame, decoded ahead of this story's turn: shown until the decoder has one.
         var held: VideoFrame?
+        /// The file stops inside its payload: the decoder failing at the missing bytes is its end, not an error.
+        var endsEarly = false
     }
     let shared: NIOLockedValueBox<Shared>
 
@@ -128,6 +130,7 @@ public final class Player: Sendable {
                         s.downloadedEnd = 0
                         s.failure = nil
                         s.seekBy = 0
+                        s.endsEarly = false
                     }
                     continue
                 }
@@ -178,10 +181,18 @@ public final class Player: Sendable {
             }
             return
         }
-        let (duration, payload) = try await readHeader(length: length)
+        let header = try await readHeader(length: length)
+        if let note = header.note {
+            shared.withLockedValue {
+                $0.status.note = note
+                $0.endsEarly = true
+            }
+            onEvent(.note(id: storyID, message: note))
+        }
         try await playRun(
-            MediaRun(MediaParts(url: url, key: key, length: length, payload: payload, duration: duration)),
-            duration: duration, cache: CacheOutcome(cached: initiallyCached, length: length), start: start,
+            MediaRun(
+                MediaParts(url: url, key: key, length: length, payload: header.payload, duration: header.duration)),
+            duration: header.duration, cache: CacheOutcome(cached: initiallyCached, length: length), start: start,
             generation: generation, switcher: nil)
     }
 
@@ -245,12 +256,12 @@ public final class Player: Sendable {
         while true {
             try Task.checkCancellation()
             let now = clock.now
-            let (paused, failure, seekBy, muted, held) = shared.withLockedValue { s in
+            let (paused, failure, seekBy, muted, held, endsEarly) = shared.withLockedValue { s in
                 defer { s.seekBy = 0 }
-                return (s.paused, s.failure, s.seekBy, s.muted, s.held != nil)
+                return (s.paused, s.failure, s.seekBy, s.muted, s.held != nil, s.endsEarly)
             }
             if versionChanged(since: generation) { throw PlayerError("the video changed at the origin") }
-            if let failure = decoder?.failure { throw PlayerError("cannot decode the video: \(failure)") }
+            if let failure = decoder?.failure, !endsEarly { throw PlayerError("cannot decode the video: \(failure)") }
             machine.setPaused(paused)
             if seekBy != 0 { machine.seek(by: seekBy) }
             // The check against the origin runs beside playback: show when it could not reach the origin.

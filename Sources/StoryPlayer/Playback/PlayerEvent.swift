@@ -19,6 +19,8 @@ public enum PlayerEvent: Sendable, Equatable {
     case variant(id: String, positionMs: Int, bandwidth: Int, resolution: String?)
     /// A story could not play.
     case failed(id: String, message: String)
+    /// Something the viewer should know about a story that still plays (its file was cut short).
+    case note(id: String, message: String)
     /// Every eligible story was shown: what the run did.
     case playlistEnd(PlaylistSummary)
     /// A new picture is on screen: the frame at `timeMs` in the story (only when frames are reported).
@@ -53,6 +55,8 @@ public enum PlayerEvent: Sendable, Equatable {
             return json
         case .failed(let id, let message):
             return ["event": "error", "id": id, "message": message]
+        case .note(let id, let message):
+            return ["event": "note", "id": id, "message": message]
         case .frame(let id, let timeMs):
             return ["event": "frame", "id": id, "timeMs": timeMs]
         case .sound(let output, let reason):
