@@ -14,7 +14,10 @@ import Testing
         #expect(ByteRangeRequest(header: "bytes=-0", length: 100) == .unsatisfiable)
         #expect(ByteRangeRequest(header: "bytes=9-5", length: 100) == .whole)
         #expect(ByteRangeRequest(header: "bytes=0-1,5-6", length: 100) == .multiple([0...1, 5...6]))
-        #expect(ByteRangeRequest(header: "bytes=50-59, 0-9 ,-5", length: 100) == .multiple([0...9, 50...59, 95...99]))
+        // Parts come in the order asked (RFC 9110 §15.3.7.2); merged ones take the place of the first.
+        #expect(ByteRangeRequest(header: "bytes=50-59, 0-9 ,-5", length: 100) == .multiple([50...59, 0...9, 95...99]))
+        #expect(ByteRangeRequest(header: "bytes=90-95,0-4,20-29,3-8", length: 100) == .multiple([90...95, 0...8, 20...29]))
+        #expect(ByteRangeRequest(header: "bytes=40-49,0-4,20-29,5-19", length: 100) == .multiple([40...49, 0...29]))
         // Overlapping or touching parts merge; unsatisfiable ones drop out; a malformed one spoils the header.
         #expect(ByteRangeRequest(header: "bytes=0-5,3-9", length: 100) == .partial(0...9))
         #expect(ByteRangeRequest(header: "bytes=0-4,5-9", length: 100) == .partial(0...9))

@@ -5,7 +5,7 @@ public enum ByteRangeRequest: Equatable, Sendable {
     case whole
     /// Send `range` with 206.
     case partial(ClosedRange<Int64>)
-    /// Several ranges that neither overlap nor touch, in order: 206 with `multipart/byteranges`.
+    /// Several ranges that neither overlap nor touch, in the order asked: 206 with `multipart/byteranges`.
     case multiple([ClosedRange<Int64>])
     /// Nothing of the resource matches: 416.
     case unsatisfiable
@@ -45,13 +45,24 @@ public enum ByteRangeRequest: Equatable, Sendable {
             case .whole, .multiple: return .whole  // a malformed part makes the header malformed
             }
         }
+        // In the order asked (RFC 9110 §15.3.7.2); a range that overlaps or touches earlier ones joins them, in
+        // the place of the first.
         var merged: [ClosedRange<Int64>] = []
-        for range in ranges.sorted(by: { $0.lowerBound < $1.lowerBound }) {
-            if let last = merged.last, range.lowerBound <= last.upperBound + 1 {
-                merged[merged.count - 1] = last.lowerBound...Swift.max(last.upperBound, range.upperBound)
-            } else {
-                merged.append(range)
+        for range in ranges {
+            var joined = range
+            var place: Int?
+            var index = 0
+            while index < merged.count {
+                let other = merged[index]
+                if joined.lowerBound <= other.upperBound + 1, other.lowerBound <= joined.upperBound + 1 {
+                    joined = Swift.min(joined.lowerBound, other.lowerBound)...Swift.max(joined.upperBound, other.upperBound)
+                    merged.remove(at: index)
+                    place = Swift.min(place ?? index, index)
+                } else {
+                    index += 1
+                }
             }
+            merged.insert(joined, at: place ?? merged.count)
         }
         switch merged.count {
         case 0: return .unsatisfiable
