@@ -58,35 +58,60 @@ struct FetchCommand: AsyncParsableCommand {
         }
     }
 
+    /// How often one fetch into a file starts over because the resource changed at the origin mid-transfer.
+    static let maxStartsOver = 2
+
     private func write(loader: MediaLoader, origin: URL, range: ByteRangeArgument?) async throws {
-        // A one-shot download wants the current version from its first byte: check a cached copy first.
-        await loader.validate(url: origin)
-        var request = LoadingRequest(url: origin)
-        if let range {
-            switch range {
-            case .closed(let first, let last):
-                request.requestedOffset = first
-                request.requestedLength = last - first + 1
-            case .from(let first):
-                request.requestedOffset = first
-            case .suffix(let count):
-                let info = try await loader.contentInformation(for: origin)
-                guard let length = info.contentLength else {
-                    throw CLIFailure(message: "fetch: --range -\(count) needs a known length; the origin sent none", exitCode: 1)
-                }
-                request.requestedOffset = Swift.max(0, length - count)
-            }
-        }
         let sink = try FetchOutput(path: output)
-        do {
-            for try await chunk in loader.load(request) {
-                try sink.write(chunk.bytes)
+        var startsOver = 0
+        while true {
+            do {
+                // A one-shot download wants the current version from its first byte: check a cached copy first.
+                await loader.validate(url: origin)
+                for try await chunk in loader.load(try await request(loader: loader, origin: origin, range: range)) {
+                    try sink.write(chunk.bytes)
+                }
+                try sink.commit()
+                return
+            } catch where Self.isVersionChange(error) && sink.canStartOver && startsOver < Self.maxStartsOver {
+                // Nothing irrevocable left yet: the file is written again from the new version's first byte.
+                startsOver += 1
+                StandardStreams.writeError(
+                    "fetch: \(OriginURL.redactingCredentials(in: origin.absoluteString)) changed at the origin "
+                        + "during the transfer; starting over on the new version\n")
+                try sink.startOver()
+            } catch {
+                sink.abandon()
+                throw error
             }
-            try sink.commit()
-        } catch {
-            sink.abandon()
-            throw error
         }
+    }
+
+    /// The loader request for `range` (a suffix needs the current length).
+    private func request(loader: MediaLoader, origin: URL, range: ByteRangeArgument?) async throws -> LoadingRequest {
+        var request = LoadingRequest(url: origin)
+        guard let range else { return request }
+        switch range {
+        case .closed(let first, let last):
+            request.requestedOffset = first
+            request.requestedLength = last - first + 1
+        case .from(let first):
+            request.requestedOffset = first
+        case .suffix(let count):
+            let info = try await loader.contentInformation(for: origin)
+            guard let length = info.contentLength else {
+                throw CLIFailure(message: "fetch: --range -\(count) needs a known length; the origin sent none", exitCode: 1)
+            }
+            request.requestedOffset = Swift.max(0, length - count)
+        }
+        return request
+    }
+
+    /// True for the error a reader meets when the origin's version changed under it.
+    static func isVersionChange(_ error: Error) -> Bool {
+        if case OriginError.resourceChanged = error { return true }
+        if case CacheError.resourceChanged = error { return true }
+        return false
     }
 }
 

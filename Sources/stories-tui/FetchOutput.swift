@@ -76,6 +76,18 @@ final class FetchOutput {
         }
     }
 
+    /// True when what was written can still be taken back (a regular file under its temporary name), so a
+    /// transfer can start over; false for stdout, devices and FIFOs, where the bytes already left.
+    var canStartOver: Bool { temporary != nil && !finished }
+
+    /// Empties the temporary file to write it again from its first byte.
+    func startOver() throws {
+        guard canStartOver else { return }
+        guard ftruncate(descriptor, 0) == 0, lseek(descriptor, 0, SEEK_SET) == 0 else {
+            throw CLIFailure(message: "--output: cannot rewrite \(target ?? ""): \(Self.errnoText())", exitCode: 1)
+        }
+    }
+
     /// The fetch failed: a temporary file is removed and the target left as it was.
     func abandon() {
         guard !finished else { return }

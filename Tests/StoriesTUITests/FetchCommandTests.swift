@@ -54,6 +54,39 @@ import Testing
         await origin.shutdown()
     }
 
+    /// A version change met mid-transfer (a fresh cached prefix of the old version, the rest answered by the new
+    /// one) starts a fetch into a file over on the new version; on stdout, where bytes already left, it fails.
+    @Test func aVersionChangeMidTransferStartsAFileOverAndFailsOnlyOnStdout() async throws {
+        let origin = try await MediaOriginServer()
+        let cache = ScratchDirectory()
+        defer { cache.cleanup() }
+        let old = content(500_000, seed: 21)
+        let new = content(500_000, seed: 22)
+        func resource(_ bytes: [UInt8]) -> OriginResource {
+            var resource = OriginResource(bytes: bytes)
+            resource.cacheControl = "max-age=3600"  // fresh: nothing asks the origin before reading
+            return resource
+        }
+        for name in ["file.mp4", "stdout.mp4"] {
+            origin.set(resource(old), at: "/" + name)
+            let prefix = try await CLI.run(
+                ["fetch", origin.url(name).absoluteString, "--range", "0-199999", "--cache-dir", cache.path])
+            #expect(prefix.stdout == Data(old[0..<200_000]), "\(prefix.stderr)")
+            origin.set(resource(new), at: "/" + name)
+        }
+        let output = cache.url.appendingPathComponent("out.mp4").path
+        let file = try await CLI.run(
+            ["fetch", origin.url("file.mp4").absoluteString, "--output", output, "--cache-dir", cache.path])
+        #expect(file.status == 0, "\(file.stderr)")
+        #expect(FileManager.default.contents(atPath: output) == Data(new))
+        #expect(file.stderr.contains("starting over on the new version"), "\(file.stderr)")
+        let piped = try await CLI.run(["fetch", origin.url("stdout.mp4").absoluteString, "--cache-dir", cache.path])
+        #expect(piped.status == 1)
+        #expect(piped.stderr.contains("changed at the origin"), "\(piped.stderr)")
+        #expect(piped.stdout.count < new.count)
+        await origin.shutdown()
+    }
+
     @Test func cacheCommandsReportWhatFetchStored() async throws {
         let origin = try await MediaOriginServer()
         let cache = ScratchDirectory()
