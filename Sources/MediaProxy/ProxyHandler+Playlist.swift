@@ -51,9 +51,22 @@ extension ProxyHandler {
         }
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: info.contentType ?? "application/vnd.apple.mpegurl")
-        headers.add(name: "Content-Length", value: String(text.utf8.count))
         headers.add(name: "Cache-Control", value: "no-cache")
+        // The body is this proxy's rewrite, not the origin's bytes: its validator is its own (the origin's
+        // Last-Modified would not move when the rewrite does, so none is sent).
+        let etag = playlistTag(text)
+        headers.add(name: "ETag", value: etag)
         headers.add(name: "Connection", value: keepAlive ? "keep-alive" : "close")
+        if HTTPConditions.notModified(
+            ifNoneMatch: request.headers.first(name: "if-none-match"), ifModifiedSince: nil, etag: etag,
+            lastModified: nil)
+        {
+            headers.remove(name: "Content-Type")
+            await write(channel, .head(HTTPResponseHead(version: .http1_1, status: .notModified, headers: headers)))
+            await end(channel, keepAlive)
+            return Answered(status: 304, bytes: 0, outcome: outcome)
+        }
+        headers.add(name: "Content-Length", value: String(text.utf8.count))
         await write(channel, .head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers)))
         if !isHead {
             var buffer = channel.allocator.buffer(capacity: text.utf8.count)
@@ -62,5 +75,15 @@ extension ProxyHandler {
         }
         await end(channel, keepAlive)
         return Answered(status: 200, bytes: isHead ? 0 : Int64(text.utf8.count), outcome: outcome)
+    }
+
+    /// A strong ETag for a rewritten playlist: FNV-1a over its text (it changes whenever the text does).
+    static func playlistTag(_ text: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01b3
+        }
+        return "\"hls-" + String(hash, radix: 16) + "\""
     }
 }

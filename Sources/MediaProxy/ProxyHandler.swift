@@ -129,11 +129,23 @@ final class ProxyHandler: ChannelDuplexHandler, @unchecked Sendable {
         await server.loader.validate(url: url, key: key, waitingAtMost: ProxyServer.validationWait)
         let info: ContentInformation
         let shown = OriginURL.withoutCredentials(url).absoluteString
+        // A client that holds a version asks whether it is still current: the validators answer that, so an
+        // uncached one costs an origin HEAD, not body bytes.
+        let conditional = request.headers.contains(name: "if-none-match")
+            || request.headers.contains(name: "if-modified-since")
         do {
             // A HEAD costs the origin no body: its own HEAD answers it when nothing is cached.
-            info = isHead
+            var described = isHead || conditional
                 ? try await server.loader.headInformation(for: url, key: key)
                 : try await server.loader.contentInformation(for: url, key: key)
+            if conditional, !isHead, !HTTPConditions.notModified(
+                ifNoneMatch: request.headers.first(name: "if-none-match"),
+                ifModifiedSince: request.headers.first(name: "if-modified-since"), etag: described.etag,
+                lastModified: described.lastModified)
+            {
+                described = try await server.loader.contentInformation(for: url, key: key)
+            }
+            info = described
         } catch {
             var answered = await upstreamFailure(error, channel, keepAlive, head: isHead)
             answered.url = shown

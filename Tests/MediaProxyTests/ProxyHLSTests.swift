@@ -41,6 +41,28 @@ import Testing
         await h.close()
     }
 
+    /// A rewritten playlist carries its own validator, taken from its text: a player revalidating it gets 304
+    /// and no body while the text is the same, the whole text otherwise.
+    @Test func aPlaylistCarriesAValidatorAndAnswers304() async throws {
+        let h = try await ProxyHarness()
+        _ = try Self.serveBundledHLS(on: h.origin)
+        let url = h.mediaURL("hls/v0/index.m3u8")
+        let first = try await h.get(url)
+        let etag = try #require(first.headers.first(name: "etag"))
+        #expect(first.headers.first(name: "last-modified") == nil)
+        let again = try await httpGet(url, headers: [("If-None-Match", etag)])
+        #expect(again.status == 304)
+        #expect(again.body.isEmpty)
+        #expect(again.headers.first(name: "etag") == etag)
+        let other = try await httpGet(url, headers: [("If-None-Match", "\"hls-0\"")])
+        #expect(other.status == 200 && other.body == first.body)
+        // Another playlist's text has another validator: the old one does not match it.
+        let second = try await httpGet(h.mediaURL("hls/v1/index.m3u8"), headers: [("If-None-Match", etag)])
+        #expect(second.status == 200)
+        #expect(second.headers.first(name: "etag").map { $0 != etag } == true)
+        await h.close()
+    }
+
     @Test func aPlaylistSentWithoutALengthIsRewrittenTooAndAnOversizedOneRefused() async throws {
         let h = try await ProxyHarness()
         _ = try Self.serveBundledHLS(on: h.origin)

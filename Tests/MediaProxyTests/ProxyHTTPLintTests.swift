@@ -110,6 +110,25 @@ import Testing
         await harness.close()
     }
 
+    /// A client revalidating what it holds (If-None-Match, If-Modified-Since) on a cold cache costs the origin
+    /// a HEAD, not body bytes (it cost 64 KiB); one that does not match gets the whole body.
+    @Test func aColdConditionalRequestCostsNoBody() async throws {
+        let harness = try await ProxyHarness()
+        let bytes = content(300_000)
+        let modified = "Tue, 03 Nov 2026 10:00:00 GMT"
+        harness.origin.set(OriginResource(bytes: bytes, etag: "\"c\"", lastModified: modified), at: "/c.mp4")
+        harness.origin.set(OriginResource(bytes: bytes, etag: "\"d\"", lastModified: modified), at: "/d.mp4")
+        let etag = try await httpGet(harness.mediaURL("c.mp4"), headers: [("If-None-Match", "\"c\"")])
+        #expect(etag.status == 304)
+        let since = try await httpGet(harness.mediaURL("d.mp4"), headers: [("If-Modified-Since", modified)])
+        #expect(since.status == 304)
+        #expect(harness.origin.bodyBytesSent == 0)
+        #expect(harness.origin.requests.map(\.method) == ["HEAD", "HEAD"])
+        let other = try await httpGet(harness.mediaURL("c.mp4"), headers: [("If-None-Match", "\"old\"")])
+        #expect(other.status == 200 && other.body == bytes)
+        await harness.close()
+    }
+
     /// Several ranges are answered as `multipart/byteranges` holding just those parts in the order asked, and
     /// only the blocks holding them are fetched (a two-part Range on a cold cache fetched the whole file).
     @Test func severalRangesGetTheirPartsAndCostOnlyTheirBlocks() async throws {
