@@ -135,4 +135,50 @@ struct PlaybackMachineTests {
         #expect(machine.status.startupMs == 400)
         #expect(Self.soundActions(actions) == [.startSound(at: 0)])
     }
+
+    @Test func loadingWithoutBytesGivesUpAtTheWaitLimitButASlowDecoderDoesNot() {
+        var machine = PlaybackMachine(storyID: "s", duration: 5, startThreshold: 0.5, start: 0, waitLimit: 30)
+        #expect(machine.tick(Seen(now: 29.9, buffered: 0.2)).isEmpty)
+        #expect(machine.tick(Seen(now: 30, buffered: 0.2)) == [.giveUp(waited: 30)])
+        #expect(machine.status.state == .failed)
+        // The bytes are there, the first frame is not: the decoder's turn, not the origin's.
+        var decoding = PlaybackMachine(storyID: "s", duration: 5, startThreshold: 0.5, start: 0, waitLimit: 30)
+        #expect(decoding.tick(Seen(now: 40, buffered: 5, firstFrameReady: false)).isEmpty)
+        #expect(decoding.status.state == .loading)
+        // No limit: it waits.
+        var patient = PlaybackMachine(storyID: "s", duration: 5, startThreshold: 0.5, start: 0)
+        #expect(patient.tick(Seen(now: 100, buffered: 0)).isEmpty)
+    }
+
+    @Test func aStallGivesUpAfterTheWaitLimitNotCountingPausedTime() {
+        var machine = PlaybackMachine(storyID: "s", duration: 50, startThreshold: 0.5, start: 0, waitLimit: 30)
+        _ = machine.tick(Seen(now: 0, buffered: 2))
+        _ = machine.tick(Seen(now: 2, buffered: 2))
+        #expect(machine.status.state == .stalled)
+        _ = machine.tick(Seen(now: 20, buffered: 0.1))
+        machine.setPaused(true)
+        _ = machine.tick(Seen(now: 100, buffered: 0.1))  // 80 s paused: not waiting on the origin
+        machine.setPaused(false)
+        _ = machine.tick(Seen(now: 100.1, buffered: 0.1))
+        #expect(machine.status.state == .stalled)
+        let actions = machine.tick(Seen(now: 112.1, buffered: 0.1))
+        guard case .giveUp(let waited)? = actions.first, actions.count == 1 else {
+            Issue.record("\(actions)")
+            return
+        }
+        #expect(abs(waited - 30.1) < 1e-6)
+        #expect(machine.status.state == .failed)
+    }
+
+    @Test func bytesArrivingEndTheStallAndItsCount() {
+        var machine = PlaybackMachine(storyID: "s", duration: 100, startThreshold: 0.5, start: 0, waitLimit: 30)
+        _ = machine.tick(Seen(now: 0, buffered: 2))
+        _ = machine.tick(Seen(now: 2, buffered: 2))
+        _ = machine.tick(Seen(now: 22, buffered: 0))
+        _ = machine.tick(Seen(now: 23, buffered: 1))  // resumed
+        #expect(machine.status.state == .playing)
+        _ = machine.tick(Seen(now: 24, buffered: 1))  // stalls again: a new count
+        _ = machine.tick(Seen(now: 44, buffered: 0))
+        #expect(machine.status.state == .stalled)
+    }
 }

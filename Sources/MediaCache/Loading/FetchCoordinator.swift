@@ -10,6 +10,8 @@ struct KeySlot: Sendable {
     var events: UInt64 = 0
     /// Bodies fetches could not cache, by fetch, for the reader that relied on the fetch.
     var handed: [Int: HandedBody] = [:]
+    /// How the last failed fetch of the key failed, for a reader that gives up waiting to say why.
+    var lastFailure: String?
 }
 
 /// A response body a fetch could not cache (no room, a read-only cache), handed to a reader that relied on the
@@ -195,9 +197,15 @@ final class FetchCoordinator: Sendable {
             planner.finished(fetchID: fetchID, outcome: outcome)
             return ((), [])
         }
-        with(key) { _ = $0.tasks.removeValue(forKey: fetchID) }
+        with(key) { slot in
+            _ = slot.tasks.removeValue(forKey: fetchID)
+            if case .failed(let error) = outcome { slot.lastFailure = "\(error)" }
+        }
         pruneIdleKeys(keeping: key)
     }
+
+    /// How the last failed fetch of `key` failed, while this process remembers the key.
+    func lastFailure(_ key: CacheKey) -> String? { state.withLockedValue { $0.keys[key]?.lastFailure } }
 
     /// Starts the once-per-session check of `key` with `makeTask` unless it ran or runs; returns the running
     /// check. Created inside the critical section that records it, so two readers arriving together never start

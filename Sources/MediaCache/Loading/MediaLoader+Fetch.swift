@@ -4,6 +4,10 @@ import NIOPosix
 import NIOHTTP1
 
 extension MediaLoader {
+    /// How the origin last failed a fetch of `key` (a sentence naming the URL), while this loader remembers it:
+    /// for a reader that stops waiting to say why.
+    public func lastOriginFailure(for key: CacheKey) -> String? { coordinator.lastFailure(key) }
+
     /// Starts the task that fetches `start..<target` for a planned fetch.
     func launchFetch(key: CacheKey, url: URL, fetchID: Int, start: Int64, target: Int64?) {
         let task = Task { [self] in

@@ -6,6 +6,13 @@ public protocol PlaybackClock: Sendable {
     var now: Double { get }
     /// Suspends until `now >= deadline` (or the task is cancelled).
     func sleep(until deadline: Double) async throws
+    /// How many of its seconds pass in a second of wall-clock time (1 unless it plays faster or slower).
+    var speed: Double { get }
+}
+
+extension PlaybackClock {
+    /// Wall-clock pace.
+    public var speed: Double { 1 }
 }
 
 /// Wall-clock time multiplied by `speed` (2 plays twice as fast).

@@ -27,6 +27,8 @@ struct PlaybackMachine {
         case startSound(at: Double)
         /// Stop the story's sound at once.
         case stopSound
+        /// The story waited `waitLimit` seconds for bytes that did not come: it fails, naming the origin's fault.
+        case giveUp(waited: Double)
     }
 
     let storyID: String
@@ -34,6 +36,8 @@ struct PlaybackMachine {
     let startThreshold: Double
     /// The clock's time when the story was asked for (for the startup time).
     let start: Double
+    /// Longest wait for bytes, in the clock's seconds, before the story fails; nil: no limit.
+    let waitLimit: Double?
     private(set) var status: PlaybackStatus
     private(set) var paused = false
     private(set) var soundPlaying = false
@@ -42,13 +46,20 @@ struct PlaybackMachine {
     private var stallStart: Double?
     /// The sound ended before the picture: the system clock carries on (until a seek brings sound back).
     private var soundOver = false
+    /// Seconds of the current stall spent waiting for bytes (paused time not counted).
+    private var starved: Double = 0
 
-    /// A story of `duration` seconds, loading, asked for at `start`.
-    init(storyID: String, duration: Double, startThreshold: Double, start: Double, status: PlaybackStatus = PlaybackStatus()) {
+    /// A story of `duration` seconds, loading, asked for at `start`; it gives up after `waitLimit` seconds
+    /// without the bytes it needs (counted from `start` while it loads, from the stall's start while stalled).
+    init(
+        storyID: String, duration: Double, startThreshold: Double, start: Double, waitLimit: Double? = nil,
+        status: PlaybackStatus = PlaybackStatus()
+    ) {
         self.storyID = storyID
         self.duration = duration
         self.startThreshold = startThreshold
         self.start = start
+        self.waitLimit = waitLimit
         self.status = status
         self.status.duration = duration
     }
@@ -86,6 +97,10 @@ struct PlaybackMachine {
                 status.startupMs = Int(((seen.now - start) * 1000).rounded())
                 actions.append(
                     .emit(.firstFrame(id: storyID, startupMs: status.startupMs ?? 0, cache: status.cache ?? .miss, duration: duration)))
+            } else if buffered < startThreshold, !bufferedToEnd, let waitLimit, seen.now - start >= waitLimit {
+                // Still without the bytes for a first frame (a decoder that is slow with them is no reason).
+                status.state = .failed
+                actions.append(.giveUp(waited: seen.now - start))
             }
         case .playing, .paused:
             if paused {
@@ -110,14 +125,21 @@ struct PlaybackMachine {
                 status.state = .stalled
                 status.stalls += 1
                 stallStart = seen.now
+                starved = 0
                 actions.append(.emit(.stall(id: storyID, positionMs: Int(status.position * 1000))))
             }
         case .stalled:
-            if !paused { status.stallSeconds += elapsed }
+            if !paused {
+                status.stallSeconds += elapsed
+                starved += elapsed
+            }
             if buffered >= startThreshold || bufferedToEnd {
                 status.state = .playing
                 actions.append(
                     .emit(.stallEnd(id: storyID, durationMs: Int(((seen.now - (stallStart ?? seen.now)) * 1000).rounded()))))
+            } else if let waitLimit, starved >= waitLimit {
+                status.state = .failed
+                actions.append(.giveUp(waited: starved))
             }
         case .finished, .failed:
             break

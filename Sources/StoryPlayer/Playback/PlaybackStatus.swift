@@ -16,6 +16,9 @@ public struct PlayerConfiguration: Sendable, Equatable {
     /// Decode the first frame of the stories → and auto-advance go to once they are preloaded, so they show it
     /// at once (only while video is decoded).
     public var decodesAhead = true
+    /// Longest wait for bytes, in wall-clock seconds, before the story's first frame or in a stall, before the
+    /// story fails naming the origin's fault; nil: it waits as long as the loader keeps trying.
+    public var waitLimit: Double? = 30
     /// The picture's box in pixels until a display says otherwise (`setPictureBox`).
     public var pictureWidth = 120
     /// See `pictureWidth`.

@@ -156,7 +156,8 @@ public final class Player: Sendable {
 
     private func attempt(start: Double, generation: inout Int64?) async throws {
         let initiallyCached = loader.store.availableRanges(for: key)
-        let info = try await loader.contentInformation(for: url, key: key)
+        let (loader, url, key) = (self.loader, self.url, self.key)
+        let info = try await withinWaitLimit(since: start) { try await loader.contentInformation(for: url, key: key) }
         generation = loader.store.info(for: key)?.generation
         guard let length = info.contentLength, length > 0 else {
             throw PlayerError("the origin did not say how long the video is")
@@ -164,9 +165,11 @@ public final class Player: Sendable {
         if HLSPlaylistParser.isPlaylist(url: url, contentType: info.contentType) {
             // An HLS story: its variant's segments, read one after another as one run of bytes, all of them
             // part of this viewing (and those of a variant it switches to, as it learns of them).
-            let plan = try await HLSStory.plan(
-                loader: loader, url: url, key: key, length: length, partKey: partKey,
-                throughput: throughput?.bitsPerSecond)
+            let (partKey, bitsPerSecond) = (self.partKey, throughput?.bitsPerSecond)
+            let plan = try await withinWaitLimit(since: start) {
+                try await HLSStory.plan(
+                    loader: loader, url: url, key: key, length: length, partKey: partKey, throughput: bitsPerSecond)
+            }
             let started = generation
             try await loader.viewing(keys: plan.keys) { scope in
                 let story = HLSStory.start(plan, loader: loader)
@@ -181,7 +184,7 @@ public final class Player: Sendable {
             }
             return
         }
-        let header = try await readHeader(length: length)
+        let header = try await withinWaitLimit(since: start) { try await self.readHeader(length: length) }
         if let note = header.note {
             shared.withLockedValue {
                 $0.status.note = note
@@ -252,7 +255,7 @@ public final class Player: Sendable {
         var tick = decoder == nil ? configuration.tick : Swift.min(configuration.tick, 0.02)
         var machine = PlaybackMachine(
             storyID: storyID, duration: duration, startThreshold: configuration.startThreshold, start: start,
-            status: status)
+            waitLimit: clockWaitLimit, status: status)
         while true {
             try Task.checkCancellation()
             let now = clock.now
@@ -261,7 +264,10 @@ public final class Player: Sendable {
                 return (s.paused, s.failure, s.seekBy, s.muted, s.held != nil, s.endsEarly)
             }
             if versionChanged(since: generation) { throw PlayerError("the video changed at the origin") }
-            if let failure = decoder?.failure, !endsEarly { throw PlayerError("cannot decode the video: \(failure)") }
+            if let failure = decoder?.failure, !endsEarly {
+                // Bytes that did not come are the origin's fault, not the video's.
+                throw PlayerError(shared.withLockedValue { $0.failure } ?? "cannot decode the video: \(failure)")
+            }
             machine.setPaused(paused)
             if seekBy != 0 { machine.seek(by: seekBy) }
             // The check against the origin runs beside playback: show when it could not reach the origin.
@@ -297,6 +303,13 @@ public final class Player: Sendable {
                     if let queue { sound?.play(queue, from: position, id: soundID) }
                 case .stopSound:
                     sound?.stop(id: soundID)
+                case .giveUp:
+                    let parts = run.parts
+                    let byte = parts.offset(at: machine.status.position)
+                    let reached = Swift.max(
+                        byte + parts.contiguousCached(from: byte, in: loader.store),
+                        shared.withLockedValue { $0.downloadedEnd })
+                    throw PlayerError(waitSentence(at: reached, of: run.estimatedLength))
                 }
             }
             let position = machine.status.position

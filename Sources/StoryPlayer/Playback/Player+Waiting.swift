@@ -1,0 +1,41 @@
+import Foundation
+import MediaCache
+
+/// Bounded waiting: a story never waits longer than `PlayerConfiguration.waitLimit` for bytes, before its first
+/// frame or in a stall, and then fails in one sentence naming what the origin did.
+extension Player {
+    /// The wait limit in the player's clock (which may run faster or slower than the wall clock); nil: none.
+    var clockWaitLimit: Double? { configuration.waitLimit.map { $0 * clock.speed } }
+
+    /// Runs `work` (reading what the story needs before it can play: its length, its header) until it ends or
+    /// the wait limit passes since `start`, whichever comes first.
+    func withinWaitLimit<T: Sendable>(
+        since start: Double, _ work: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        guard let limit = clockWaitLimit else { return try await work() }
+        let clock = self.clock
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await work() }
+            group.addTask {
+                try await clock.sleep(until: start + limit)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let value = first else {
+                throw PlayerError(waitSentence(at: nil, of: nil))
+            }
+            return value
+        }
+    }
+
+    /// Why a story stopped waiting: how long, where, and what the origin last did wrong.
+    func waitSentence(at offset: Int64?, of length: Int64?) -> String {
+        let seconds = Int((configuration.waitLimit ?? 0).rounded())
+        let place = offset.map { byte in " at byte \(byte)" + (length.map { " of \($0)" } ?? "") } ?? ""
+        let shown = OriginURL.redactingCredentials(in: url.absoluteString)
+        var fault = loader.lastOriginFailure(for: key) ?? "the origin sent nothing more in that time"
+        // (The loader's sentences start with the URL, said once here.)
+        if fault.hasPrefix(shown + ": ") { fault.removeFirst(shown.count + 2) }
+        return "gave up after waiting \(seconds) s for \(shown)\(place): \(fault)"
+    }
+}
