@@ -8,16 +8,25 @@ public enum PictureRenderer {
     /// From dark to bright (the ASCII picture without libchafa).
     public static let ramp: [Character] = Array(" .:-=+*#%@")
 
-    /// The picture's size in cells for `frame` in an area of `width`×`height` cells of `cell` pixels.
+    /// The picture's size in cells for `frame` in an area of `width`×`height` cells of `cell` pixels, within
+    /// `limit` pixels when the terminal shows no larger image.
     public static func size(
-        of frame: VideoFrame, width: Int, height: Int, cell: CellPixels = .assumed
+        of frame: VideoFrame, width: Int, height: Int, cell: CellPixels = .assumed, limit: PixelSize? = nil
     ) -> (width: Int, height: Int) {
-        let box = (width * cell.width, height * cell.height)
+        var box = (width * cell.width, height * cell.height)
+        if let limit {
+            // Whole cells that stay within the limit.
+            box.0 = Swift.min(box.0, limit.width / Swift.max(1, cell.width) * cell.width)
+            box.1 = Swift.min(box.1, limit.height / Swift.max(1, cell.height) * cell.height)
+        }
         let fitted = VideoFrame.fitted(videoWidth: frame.width, videoHeight: frame.height, box: box)
         let columns = Int((Double(fitted.width) / Double(Swift.max(1, cell.width))).rounded())
         let rows = Int((Double(fitted.height) / Double(Swift.max(1, cell.height))).rounded())
         return (Swift.max(1, Swift.min(width, columns)), Swift.max(1, Swift.min(height, rows)))
     }
+
+    /// The image limit that applies to `output`'s pictures (only images have one).
+    static func limitOf(_ output: PictureOutput) -> PixelSize? { output.picture.isPixels ? output.imageLimit : nil }
 
     /// The pixel box the decoder scales frames to for an area of `width`×`height` cells (square pixels). Once a
     /// frame says the video's shape, it is the picture's own cells: at the cell's real pixel size for images (so
@@ -32,7 +41,7 @@ public enum PictureRenderer {
         guard let frame, frame.width > 0, frame.height > 0 else {
             return (width * cell.width / divisor, height * cell.height / divisor)
         }
-        let (columns, rows) = size(of: frame, width: width, height: height, cell: cell)
+        let (columns, rows) = size(of: frame, width: width, height: height, cell: cell, limit: limitOf(output))
         return (columns * cell.width / divisor, rows * cell.height / divisor)
     }
 
@@ -44,7 +53,8 @@ public enum PictureRenderer {
         output: PictureOutput, images: Bool = true
     ) {
         guard frame.width > 0, frame.height > 0, width > 0, height > 0 else { return }
-        let (columns, rows) = size(of: frame, width: width, height: height, cell: output.cell)
+        let limit = images ? limitOf(output) : nil
+        let (columns, rows) = size(of: frame, width: width, height: height, cell: output.cell, limit: limit)
         let left = x + (width - columns) / 2
         let top = y + (height - rows) / 2
         let pixels = ChafaPicture.Pixels(width: frame.width, height: frame.height, rgb: frame.rgb)

@@ -90,7 +90,8 @@ extension StoriesRenderer {
         let cell = "\(output.cell.width)\(times)\(output.cell.height) px cells"
         switch output.picture {
         case .kitty: return "kitty graphics, \(cell)"
-        case .sixel: return "sixel, \(cell)"
+        case .sixel:
+            return "sixel, \(cell)" + (output.imageLimit.map { ", up to \($0.width)\(times)\($0.height) px" } ?? "")
         case .symbols: return "symbols, \(colours)"
         case .half: return "half blocks, \(colours)"
         case .ascii: return "ASCII, \(colours)"

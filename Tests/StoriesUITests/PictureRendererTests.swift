@@ -151,6 +151,27 @@ func near(_ a: (Int, Int, Int)?, _ b: (Int, Int, Int), within: Int) -> Bool {
         if ChafaPicture.available { #expect(pictureRows(covered).count == 32) }
     }
 
+    /// A landscape picture in a wide area of a terminal that shows sixel images up to 1000×1000 (xterm's
+    /// default) is made to fit it, centred: before, 160 columns of 8 px made it 1280 px wide and nothing showed.
+    @Test func aSixelPictureFitsTheTerminalsImageLimit() throws {
+        let frame = twoToneFrame(width: 1920, height: 1080, top: (255, 0, 0), bottom: (0, 0, 255))
+        var output = PictureOutput(picture: .sixel, colors: .truecolor, cell: CellPixels(width: 8, height: 17))
+        output.imageLimit = PixelSize(width: 1000, height: 1000)
+        var grid = CellGrid(width: 160, height: 50)
+        PictureRenderer.draw(frame, into: &grid, x: 0, y: 0, width: 160, height: 50, output: output)
+        let image = try #require(grid.image)
+        #expect(image.columns * 8 <= 1000 && image.rows * 17 <= 1000, "\(image.columns)x\(image.rows) cells")
+        #expect(image.columns == 125, "as wide as the limit allows")
+        #expect(image.x == (160 - image.columns) / 2)
+        let box = PictureRenderer.decoderBox(width: 160, height: 50, output: output, frame: frame)
+        #expect(box.width <= 1000 && box.height <= 1000, "\(box)")
+        // Drawn as cells (an overlay is open) it has no such limit.
+        var cells = CellGrid(width: 160, height: 50)
+        PictureRenderer.draw(frame, into: &cells, x: 0, y: 0, width: 160, height: 50, output: output, images: false)
+        #expect(cells.image == nil)
+        #expect(PictureRenderer.size(of: frame, width: 160, height: 50, cell: output.cell).width == 160)
+    }
+
     @Test func thePaletteMapsToTheCubeAndGreys() {
         #expect(Palette256.index(r: 0, g: 0, b: 0) == 16)
         #expect(Palette256.index(r: 255, g: 255, b: 255) == 231)

@@ -25,7 +25,23 @@ func pixels(_ width: Int, _ height: Int, _ colour: (Int, Int) -> (UInt8, UInt8, 
             #expect(query == "\u{1B}[16t\u{1B}[c", "\(environment)")
         }
         let direct = String(decoding: TerminalAnswers.query(environment: Self.xterm), as: UTF8.self)
-        #expect(direct.hasPrefix("\u{1B}_Gi=31,") && direct.hasSuffix("\u{1B}[16t\u{1B}[c"))
+        #expect(direct.hasPrefix("\u{1B}_Gi=31,") && direct.hasSuffix("\u{1B}[16t\u{1B}[?2;1;0S\u{1B}[c"))
+    }
+
+    /// xterm shows nothing of a sixel image larger than its graphics limit (1000×1000 by default): the limit
+    /// it tells (XTSMGRAPHICS) is kept, an untold one assumed, and pictures fit within it.
+    @Test func theSixelLimitIsAskedKeptAndAssumedWhenUntold() {
+        let xterm = TerminalAnswers.parse(Array("\u{1B}[6;17;8t\u{1B}[?2;0;1000;1000S\u{1B}[?63;1;2;4c".utf8))
+        #expect(xterm.sixelLimit == PixelSize(width: 1000, height: 1000))
+        #expect(TerminalAnswers.parse(Array("\u{1B}[?2;3;0S\u{1B}[?63;4c".utf8)).sixelLimit == nil)  // refused
+        func choose(_ answers: TerminalAnswers) -> PictureOutput {
+            PictureDetection.choose(.init(environment: Self.xterm, unicode: true, colors: 256, answers: answers))
+        }
+        #expect(choose(xterm).imageLimit == PixelSize(width: 1000, height: 1000))
+        let big = TerminalAnswers.parse(Array("\u{1B}[?2;0;4096;4096S\u{1B}[?63;4c".utf8))
+        #expect(choose(big).imageLimit == PixelSize(width: 4096, height: 4096))
+        #expect(choose(TerminalAnswers(deviceAttributes: [63, 4])).imageLimit == PictureOutput.assumedSixelLimit)
+        #expect(choose(TerminalAnswers(deviceAttributes: [62])).imageLimit == nil)  // cells have none
     }
 
     @Test func theTerminalsAnswersChooseTheProtocol() {

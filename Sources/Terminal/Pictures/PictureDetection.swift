@@ -53,7 +53,8 @@ public enum PictureDetection {
         } else {
             picture = cells()
         }
-        return PictureOutput(picture: picture, colors: colors, cell: cell, sextants: sextants)
+        let limit = picture == .sixel ? facts.answers.sixelLimit ?? PictureOutput.assumedSixelLimit : nil
+        return PictureOutput(picture: picture, colors: colors, cell: cell, sextants: sextants, imageLimit: limit)
     }
 
     /// The colours cells can take.

@@ -7,20 +7,28 @@ public struct TerminalAnswers: Sendable, Equatable {
     public var kittyGraphics = false
     /// A cell's pixel size from the answer to `CSI 16 t`.
     public var cell: CellPixels?
+    /// The largest sixel image the terminal shows, from its answer to XTSMGRAPHICS (`CSI ? 2 ; 1 ; 0 S`): xterm
+    /// draws nothing of an image past it (its default is 1000×1000).
+    public var sixelLimit: PixelSize?
 
     /// No answers.
-    public init(deviceAttributes: [Int]? = nil, kittyGraphics: Bool = false, cell: CellPixels? = nil) {
+    public init(
+        deviceAttributes: [Int]? = nil, kittyGraphics: Bool = false, cell: CellPixels? = nil,
+        sixelLimit: PixelSize? = nil
+    ) {
         self.deviceAttributes = deviceAttributes
         self.kittyGraphics = kittyGraphics
         self.cell = cell
+        self.sixelLimit = sixelLimit
     }
 
     /// The queries, in the order sent: kitty's graphics query (a 1×1 image it checks and does not keep), the cell
-    /// size, then DA1. Inside a multiplexer (which shows no images, and where tmux would take kitty's query for
-    /// the pane's title) only the cell size and DA1.
+    /// size, the sixel geometry, then DA1. Inside a multiplexer (which shows no images, and where tmux would take
+    /// kitty's query for the pane's title) only the cell size and DA1.
     public static func query(environment: [String: String]) -> [UInt8] {
-        let kitty = PictureDetection.insideMultiplexer(environment) ? "" : "\u{1B}_Gi=31,s=1,v=1,a=q,t=d,f=24;AAAA\u{1B}\\"
-        return Array((kitty + "\u{1B}[16t\u{1B}[c").utf8)
+        if PictureDetection.insideMultiplexer(environment) { return Array("\u{1B}[16t\u{1B}[c".utf8) }
+        let kitty = "\u{1B}_Gi=31,s=1,v=1,a=q,t=d,f=24;AAAA\u{1B}\\"
+        return Array((kitty + "\u{1B}[16t\u{1B}[?2;1;0S\u{1B}[c").utf8)
     }
 
     /// True once the DA1 answer arrived (the answers to the earlier queries came before it, or never will).
@@ -55,6 +63,12 @@ public struct TerminalAnswers: Sendable, Equatable {
                 let final = bytes[end]
                 if final == UInt8(ascii: "c"), parameters.hasPrefix("?") {
                     answers.deviceAttributes = parameters.dropFirst().split(separator: ";").compactMap { Int($0) }
+                } else if final == UInt8(ascii: "S"), parameters.hasPrefix("?2;") {
+                    // XTSMGRAPHICS: `? 2 ; status ; width ; height` (status 0: success).
+                    let numbers = parameters.dropFirst().split(separator: ";").compactMap { Int($0) }
+                    if numbers.count == 4, numbers[1] == 0, numbers[2] > 0, numbers[3] > 0 {
+                        answers.sixelLimit = PixelSize(width: numbers[2], height: numbers[3])
+                    }
                 } else if final == UInt8(ascii: "t") {
                     let numbers = parameters.split(separator: ";").compactMap { Int($0) }
                     if numbers.count == 3, numbers[0] == 6, numbers[1] > 0, numbers[2] > 0 {

@@ -49,6 +49,20 @@ public struct CellPixels: Sendable, Equatable {
 
 /// What the terminal showing the stories can do with pictures: the protocol, the colours cells take, the cell's
 /// pixel size and whether the font's symbols beyond half blocks are drawn by the terminal itself.
+/// A size in pixels.
+public struct PixelSize: Sendable, Equatable {
+    /// Width.
+    public var width: Int
+    /// Height.
+    public var height: Int
+
+    /// A size.
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
+}
+
 public struct PictureOutput: Sendable, Equatable {
     /// How pictures are sent.
     public var picture: PictureProtocol
@@ -59,13 +73,22 @@ public struct PictureOutput: Sendable, Equatable {
     /// The terminal draws block and sextant symbols itself (kitty, foot, WezTerm, Ghostty), so every symbol is
     /// safe; otherwise sextants, which many fonts lack, are left out.
     public var sextants: Bool
+    /// The largest image the terminal shows (sixel): pictures are fitted within it, never sent larger and lost.
+    public var imageLimit: PixelSize?
+
+    /// What a sixel terminal that does not say its limit is assumed to show at most: xterm's default.
+    public static let assumedSixelLimit = PixelSize(width: 1000, height: 1000)
 
     /// An output.
-    public init(picture: PictureProtocol, colors: ColorDepth, cell: CellPixels = .assumed, sextants: Bool = false) {
+    public init(
+        picture: PictureProtocol, colors: ColorDepth, cell: CellPixels = .assumed, sextants: Bool = false,
+        imageLimit: PixelSize? = nil
+    ) {
         self.picture = picture
         self.colors = colors
         self.cell = cell
         self.sextants = sextants
+        self.imageLimit = imageLimit
     }
 
     /// Half blocks in 256 colours where the terminal has UTF-8 and colour, else the ASCII ramp: what is assumed
