@@ -116,9 +116,9 @@ struct SoundQueueTests {
         output.start()
         defer { output.close() }
         let first = SoundQueue(format: sink.format)
-        first.append(at: 0, samples: Self.tone(1, seconds: 1))
+        first.append(at: 0, samples: Self.tone(100, seconds: 1))
         let second = SoundQueue(format: sink.format)
-        second.append(at: 0, samples: Self.tone(2, seconds: 1))
+        second.append(at: 0, samples: Self.tone(250, seconds: 1))
         output.play(first, from: 0, id: 1)
         sink.allow(3)
         #expect(await eventually { sink.writes >= 3 })
@@ -128,13 +128,51 @@ struct SoundQueueTests {
         sink.allow(5)
         #expect(await eventually { sink.writes >= 8 })
         let log = sink.entries
-        // After the flush that came with the second story, only its samples (or silence) reach the device.
+        // After the flush that came with the second story, the first one's 5 ms fading out, then only the
+        // second's samples (or silence) reach the device.
         let lastFlush = try #require(log.lastIndex { $0 == nil })
-        let after = log[(lastFlush + 1)...].compactMap { $0 }.flatMap { $0 }
+        let writes = log[(lastFlush + 1)...].compactMap { $0 }
+        #expect(writes.first == [80, 60, 40, 20, 0])
+        let after = writes.dropFirst().flatMap { $0 }
         #expect(!after.isEmpty)
-        #expect(!after.contains(1))
-        #expect(after.contains(2))
-        #expect(log[..<lastFlush].compactMap { $0 }.flatMap { $0 }.contains(1))
+        #expect(!after.contains(100))
+        #expect(after.contains(250))
+        #expect(log[..<lastFlush].compactMap { $0 }.flatMap { $0 }.contains(100))
+    }
+
+    /// A cut (pause, seek, mute, the next story, quitting) fades out over 5 ms from the frame being heard, and
+    /// sound starts by fading in: the wave never jumps to or from silence (a click). Before, a cut flushed the
+    /// device mid-wave and a start began at full level.
+    @Test func everyCutFadesOutAndEveryStartFadesIn() async throws {
+        let sink = SteppedSink()
+        let output = SoundOutput { () throws(SoundError) -> any SoundSink in sink }
+        output.start()
+        defer { output.close() }
+        let queue = SoundQueue(format: sink.format)
+        queue.append(at: 0, samples: Self.tone(1000, seconds: 2))
+        output.play(queue, from: 0, id: 1)
+        sink.allow(3)
+        #expect(await eventually { sink.writes >= 3 })
+        var log = sink.entries
+        var flush = try #require(log.lastIndex { $0 == nil })
+        let started = log[(flush + 1)...].compactMap { $0 }.flatMap { $0 }
+        // 5 frames at 1 kHz: up from silence, then the tone.
+        #expect(Array(started.prefix(6)) == [167, 333, 500, 667, 833, 1000], "\(started.prefix(12))")
+        output.stop(id: 1)
+        sink.allow(3)
+        #expect(await eventually { sink.writes >= 6 })
+        log = sink.entries
+        flush = try #require(log.lastIndex { $0 == nil })
+        let stopped = log[(flush + 1)...].compactMap { $0 }
+        #expect(stopped.first == [800, 600, 400, 200, 0], "\(stopped)")
+        #expect(stopped.dropFirst().allSatisfy { $0.allSatisfy { $0 == 0 } })
+        // Quitting while a story sounds fades it out too.
+        output.play(queue, from: 1, id: 2)
+        sink.allow(3)
+        #expect(await eventually { sink.writes >= 9 })
+        output.close()
+        sink.allow(2)
+        #expect(await eventually { sink.entries.last.map { $0 == [800, 600, 400, 200, 0] } ?? false })
     }
 
     @Test func theClockIsWhatWasWrittenLessTheDevicesDelay() async throws {
@@ -153,7 +191,8 @@ struct SoundQueueTests {
         // The sound written since the flush that started it (a write of silence may have been under way before).
         let log = sink.entries
         let lastFlush = try #require(log.lastIndex { $0 == nil })
-        let written = Double(log[(lastFlush + 1)...].compactMap { $0 }.flatMap { $0 }.filter { $0 == 3 }.count) / 1000
+        // (Its first 5 ms fade in from silence.)
+        let written = Double(log[(lastFlush + 1)...].compactMap { $0 }.flatMap { $0 }.filter { $0 != 0 }.count) / 1000
         #expect(written >= 0.08)
         func heard() -> Double? {
             if case .playing(let time) = output.reading(id: 7) { return time }

@@ -23,8 +23,9 @@ public enum SoundReading: Sendable, Equatable {
 /// The sound device's one thread: it opens the device (off the UI thread: a server that does not answer can take
 /// seconds), then writes the attached story's sound from its queue at a cursor, or silence when there is none, so
 /// the stream never goes idle and the next story's sound starts at once. What it wrote and the device's delay
-/// make the audio clock: the time of the frame being heard. Pause, seek and a story change flush the device, so
-/// nothing of before is heard after.
+/// make the audio clock: the time of the frame being heard. Pause, seek, mute, a story change and quitting flush the
+/// device, so nothing of before is heard after; every such cut fades out over 5 ms from the frame being heard and
+/// every start fades in, so no cut clicks.
 public final class SoundOutput: @unchecked Sendable {
     struct Source {
         var id: Int
@@ -34,12 +35,24 @@ public final class SoundOutput: @unchecked Sendable {
         var generation: Int
         var clock: (writtenEnd: Int64, delay: Double, at: Double)?
         var starved = false
+        /// Frames of it written so far, up to the fade-in's length.
+        var fadedIn = 0
     }
+
+    /// Sound cut off: what fades out, from the frame being heard when it was cut.
+    struct Fade {
+        var queue: SoundQueue
+        var frame: Int64
+    }
+
+    /// How long a cut fades out and a start fades in.
+    static let fadeSeconds = 0.005
 
     struct Shared {
         var availability = SoundAvailability.opening
         var source: Source?
         var flush = false
+        var fade: Fade?
         var closed = false
         var underruns = 0
         var generation = 0
@@ -98,7 +111,9 @@ public final class SoundOutput: @unchecked Sendable {
 
     /// Plays `queue` from `seconds` on, as source `id` (a story's player); whatever played before is dropped.
     public func play(_ queue: SoundQueue, from seconds: Double, id: Int) {
+        let time = now()
         changing { s in
+            s.fade = Self.fadeOut(s.source, at: time) ?? s.fade
             s.generation += 1
             s.source = Source(id: id, queue: queue, cursor: queue.frame(at: seconds), generation: s.generation)
             s.flush = true
@@ -107,8 +122,10 @@ public final class SoundOutput: @unchecked Sendable {
 
     /// Stops source `id` at once (what the device holds of it is dropped); nothing when another source plays.
     public func stop(id: Int) {
+        let time = now()
         changing { s in
             guard s.source?.id == id else { return }
+            s.fade = Self.fadeOut(s.source, at: time) ?? s.fade
             s.source = nil
             s.generation += 1
             s.flush = true
@@ -129,12 +146,15 @@ public final class SoundOutput: @unchecked Sendable {
         }
     }
 
-    /// Stops the thread and closes the device.
+    /// Stops the thread (fading out what plays) and closes the device.
     public func close() {
         var waiters: [CheckedContinuation<SoundAvailability, Never>] = []
         var availability = SoundAvailability.opening
+        let time = now()
         changing { s in
             s.closed = true
+            s.fade = Self.fadeOut(s.source, at: time) ?? s.fade
+            s.flush = s.flush || s.fade != nil
             s.source = nil
             (waiters, availability) = (s.settledWaiters, s.availability)
             s.settledWaiters = []
@@ -163,6 +183,49 @@ public final class SoundOutput: @unchecked Sendable {
             return s.settledWaiters
         }
         for waiter in waiters { waiter.resume(returning: availability) }
+    }
+
+    /// What of `source` fades out when it is cut at `time`: from the frame being heard then (nil before any of it
+    /// was written).
+    private static func fadeOut(_ source: Source?, at time: Double) -> Fade? {
+        guard let source, let clock = source.clock else { return nil }
+        let rate = Double(source.queue.format.rate)
+        let pending = Int64((Swift.max(0, clock.delay - (time - clock.at)) * rate).rounded())
+        return Fade(queue: source.queue, frame: Swift.max(0, clock.writtenEnd - pending))
+    }
+
+    /// Writes `fade`'s next `fadeSeconds` ramped down to silence (after a flush: the wave goes on from where the
+    /// device was and falls to zero instead of stopping dead).
+    private static func writeFade(_ fade: Fade, to sink: any SoundSink) throws(SoundError) {
+        let format = sink.format
+        let frames = Swift.max(1, Int((Double(format.rate) * fadeSeconds).rounded()))
+        var samples = [Int16](repeating: 0, count: frames * format.channels)
+        var cursor = fade.frame
+        guard case .sound = samples.withUnsafeMutableBufferPointer({ fade.queue.read(at: &cursor, into: $0) }) else {
+            return
+        }
+        for frame in 0..<frames {
+            let gain = Double(frames - 1 - frame) / Double(frames)
+            for channel in 0..<format.channels {
+                let index = frame * format.channels + channel
+                samples[index] = Int16((Double(samples[index]) * gain).rounded())
+            }
+        }
+        try samples.withUnsafeBufferPointer { (buffer) throws(SoundError) in try sink.write(buffer) }
+    }
+
+    /// Ramps the first `fadeSeconds` of a source up from silence: `written` of its frames went out before the
+    /// `count` in `buffer`.
+    private static func fadeIn(_ buffer: inout [Int16], count: Int, written: Int, format: SoundFormat) {
+        let frames = Swift.max(1, Int((Double(format.rate) * fadeSeconds).rounded()))
+        guard written < frames else { return }
+        for frame in 0..<Swift.min(count, frames - written) {
+            let gain = Double(written + frame + 1) / Double(frames + 1)
+            for channel in 0..<format.channels {
+                let index = frame * format.channels + channel
+                buffer[index] = Int16((Double(buffer[index]) * gain).rounded())
+            }
+        }
     }
 
     private func locked<T>(_ body: (inout Shared) -> T) -> T {
@@ -194,12 +257,16 @@ public final class SoundOutput: @unchecked Sendable {
         var buffer = [Int16](repeating: 0, count: frames * format.channels)
         let silence = [Int16](repeating: 0, count: frames * format.channels)
         while true {
-            let (source, flush, closed) = locked { s in
-                defer { s.flush = false }
-                return (s.source, s.flush, s.closed)
+            let (source, flush, fade, closed) = locked { s in
+                defer {
+                    s.flush = false
+                    s.fade = nil
+                }
+                return (s.source, s.flush, s.fade, s.closed)
             }
-            if closed { return }
             if flush { sink.flush() }
+            if let fade { try? Self.writeFade(fade, to: sink) }
+            if closed { return }
             var wrote: (cursor: Int64, generation: Int, padding: Int)?
             var result = SoundQueue.Read.waiting
             if let source {
@@ -209,6 +276,7 @@ public final class SoundOutput: @unchecked Sendable {
                     if count < frames {
                         for i in (count * format.channels)..<buffer.count { buffer[i] = 0 }
                     }
+                    Self.fadeIn(&buffer, count: count, written: source.fadedIn, format: format)
                     wrote = (cursor, source.generation, frames - count)
                 }
             }
@@ -230,6 +298,7 @@ public final class SoundOutput: @unchecked Sendable {
             locked { s in
                 guard var current = s.source, let source, current.generation == source.generation else { return }
                 if let wrote {
+                    current.fadedIn = Swift.min(Int.max / 2, current.fadedIn + frames - wrote.padding)
                     current.cursor = wrote.cursor
                     // The silence padding a short read sits after the last frame of sound in the device.
                     current.clock = (wrote.cursor, delay - Double(wrote.padding) / Double(format.rate), time)
