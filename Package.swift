@@ -149,7 +149,7 @@ let package = Package(
         .testTarget(
             name: "StoryPlayerTests",
             dependencies: [
-                "StoryPlayer", "MediaCache", "MediaFormats", "MediaOrigin", "MediaTestSupport",
+                "StoryPlayer", "MediaCache", "MediaFormats", "MediaOrigin", "MediaTestSupport", "CFFmpeg",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -14,9 +14,12 @@ final class FrameConverter {
     private var toneMap: ToneMapGraph?
     private var toneMapFailed = false
 
-    /// What the scaler's colour tables were set up for.
+    /// What the scaler's colour tables were set up for. The sizes and format are part of it: a scaler made
+    /// again for another size starts with BT.601 tables, and may sit at the address the old one had.
     private struct ScalerColours: Equatable {
         var context: OpaquePointer
+        var source: [Int32]
+        var target: [Int32]
         var matrix: Int32
         var fullRange: Bool
     }
@@ -120,7 +123,9 @@ final class FrameConverter {
             width, height, AV_PIX_FMT_RGB24, SWS_AREA | SWS_FULL_CHR_H_INT | SWS_ACCURATE_RND, nil, nil, nil)
         var rgb = [UInt8](repeating: 0, count: size.width * size.height * 3)
         guard let scaler else { return rgb }
-        let colours = ScalerColours(context: scaler, matrix: Self.matrix(of: frame), fullRange: Self.isFullRange(frame))
+        let colours = ScalerColours(
+            context: scaler, source: [frame.pointee.width, frame.pointee.height, frame.pointee.format],
+            target: [width, height], matrix: Self.matrix(of: frame), fullRange: Self.isFullRange(frame))
         if colours != scalerColours {
             scalerColours = colours
             // RGB output is full range; a source that is RGB already ignores this (and says so with -1).
