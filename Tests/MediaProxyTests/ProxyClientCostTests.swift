@@ -50,9 +50,12 @@ import Testing
         await h.origin.waitUntilIdle()
         await h.loader.coordinator.waitUntilIdle()
         let first = h.origin.bodyBytesSent
-        // Every origin request is a bounded range (none open-ended, cancelled on every seek); when the client hangs
-        // up, what is left of the one in flight is all the proxy can have asked for beyond what it read.
-        let sizes = h.origin.requests.filter { $0.method == "GET" }.map { requestedRangeSize($0.range) }
+        // Every origin request is a bounded range (none open-ended but the one for the last bytes, cancelled on
+        // every seek); when the client hangs up, what is left of the one in flight is all the proxy can have asked
+        // for beyond what it read.
+        let sizes = h.origin.requests.filter { $0.method == "GET" }.map {
+            requestedRangeSize($0.range, length: bytes.count)
+        }
         #expect(sizes.allSatisfy { $0 != nil }, "\(h.origin.requests.map { $0.range ?? "-" })")
         let largest = sizes.compactMap { $0 }.max() ?? 0
         await h.origin.resetCounters()
@@ -67,7 +70,9 @@ import Testing
         // Measured 0 on an idle machine. A client that read exactly to the edge of the cached bytes may get one
         // first read-ahead asked for there before its close cancels it (the origin's latency usually wins).
         let replayRequests = h.origin.requests.filter { $0.method == "GET" }
-        #expect(replayRequests.allSatisfy { (requestedRangeSize($0.range) ?? Int.max) <= Int(ProxyServer.readAhead) })
+        #expect(replayRequests.allSatisfy {
+            (requestedRangeSize($0.range, length: bytes.count) ?? Int.max) <= Int(ProxyServer.readAhead)
+        })
         #expect(replay <= replayRequests.count * Int(ProxyServer.readAhead), "a replay cost \(replay) bytes")
         await h.close()
     }

@@ -118,10 +118,14 @@ public func eventually(within limit: Duration = .seconds(30), _ condition: () ->
     return condition()
 }
 
-/// The number of bytes a `Range: bytes=A-B` header asks for; nil for an open-ended or malformed one.
-public func requestedRangeSize(_ range: String?) -> Int? {
+/// The number of bytes a `Range: bytes=A-B` header asks for; nil for a malformed one, and for an open-ended one
+/// unless the resource's `length` is given (a request for the last bytes is open-ended, to catch an origin whose
+/// Content-Range totals fall short).
+public func requestedRangeSize(_ range: String?, length: Int? = nil) -> Int? {
     guard let range, range.hasPrefix("bytes=") else { return nil }
     let parts = range.dropFirst(6).split(separator: "-", omittingEmptySubsequences: false)
-    guard parts.count == 2, let from = Int(parts[0]), let to = Int(parts[1]) else { return nil }
+    guard parts.count == 2, let from = Int(parts[0]) else { return nil }
+    if parts[1].isEmpty { return length.map { $0 - from } }
+    guard let to = Int(parts[1]) else { return nil }
     return to - from + 1
 }
