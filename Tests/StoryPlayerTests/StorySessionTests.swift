@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import MediaTestSupport
 import MediaCache
 import MediaOrigin
@@ -87,6 +88,7 @@ extension SimulationSuites {
                 playlist: list, loader: sim.loader, resolve: { _ in ResolvedSource(url: sim.origin.url("a0.mp4"), key: CacheKey(url: sim.origin.url("a0.mp4"))) },
                 clock: sim.clock, playCounts: sim.playCounts)
             earlier.recordView(of: 0)
+            await earlier.viewsWritten()
             try await sim.restart()
             let first = try await run(sim, list)
             #expect(starts(first) == ["Ana a1", "Ben b0", "Ben b1"])
@@ -99,6 +101,42 @@ extension SimulationSuites {
             try await sim.restart()
             let fromStart = try await run(sim, list, fromStart: true)
             #expect(starts(fromStart).first == "Ana a0 seen")
+            await sim.close()
+        }
+
+        /// A view is written off the playback path: with the play counts' file held by another process, counting
+        /// a view neither waits nor is lost; it is written once the file is free. (Before, the first frame's
+        /// callback waited up to the 5 s busy timeout and then dropped the count.)
+        @Test func aViewIsWrittenOffThePlaybackPathAndNotLostWhenTheFileIsBusy() async throws {
+            let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 400_000, latency: 0.05))
+            let list = authors(sim)
+            let session = StorySession(
+                playlist: list, loader: sim.loader,
+                resolve: { story in
+                    let url = sim.origin.url("\(story.id).mp4")
+                    return ResolvedSource(url: url, key: CacheKey(url: url))
+                },
+                clock: sim.clock, playCounts: sim.playCounts)
+            // Another process's connection holds the file (an exclusive transaction) until told to let go.
+            let holder = try DatabaseQueue(path: sim.directory.appendingPathComponent(PlayCountStore.fileName).path)
+            let (locked, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+            let holding = Thread {
+                try? holder.inDatabase { db in
+                    try db.execute(sql: "BEGIN EXCLUSIVE TRANSACTION")
+                    locked.signal()
+                    release.wait()
+                    try db.execute(sql: "COMMIT")
+                }
+            }
+            holding.start()
+            locked.wait()
+            session.recordView(of: 0)
+            session.recordView(of: 1)
+            release.signal()
+            await session.viewsWritten()
+            let counts = try sim.playCounts.counts()
+            #expect(counts[StorySession.playKey(list.stories[0])] == 1)
+            #expect(counts[StorySession.playKey(list.stories[1])] == 1)
             await sim.close()
         }
     }

@@ -218,6 +218,7 @@ public final class StoryController: Sendable {
         await ahead.stop()
         await session.preload?.preloader.stop()
         session.sound?.close()
+        await session.viewsWritten()
     }
 
     /// The screen's state now. Cheap and synchronous, for a UI thread: it reads only what the player and the

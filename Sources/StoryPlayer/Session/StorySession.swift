@@ -39,6 +39,8 @@ public final class StorySession: Sendable {
     let startsMuted: Bool
     /// The run starts at the first story, not at the first one not seen yet.
     let fromStart: Bool
+    /// Where views are written, one after another, off the playback path.
+    private let viewWrites = DispatchQueue(label: "stories-tui.play-counts", qos: .utility)
 
     /// A session over `playlist`; `resolve` maps stories to URLs and keys; `preload` (nil: off) preloads the
     /// neighbours of the playing story; `playCounts` (nil: this run only) keeps the counts `maxViews` is checked
@@ -135,10 +137,22 @@ public final class StorySession: Sendable {
     }
 
     /// Counts a view of story `index` in the persisted play counts (the controller calls it once per story and
-    /// run, at its first frame).
+    /// run, at its first frame). Written on a queue of its own, in order: the playback path never waits on the
+    /// disk (or on another process holding the file); `viewsWritten()` waits for what is queued.
     public func recordView(of index: Int) {
         let story = playlist.stories[index]
-        _ = try? playCounts?.record(Self.playKey(story), resource: resolve(story).key)
+        let (counts, key, resource) = (playCounts, Self.playKey(story), resolve(story).key)
+        viewWrites.async {
+            // Another process holding the file past the busy timeout (5 s) is waited out a few times over.
+            for _ in 0..<4 {
+                if (try? counts?.record(key, resource: resource)) != nil { break }
+            }
+        }
+    }
+
+    /// Returns once every view recorded so far is written.
+    public func viewsWritten() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in viewWrites.async { done.resume() } }
     }
 
     /// Plays every eligible story in order (auto-advance), reporting events; returns what the run did. The same
