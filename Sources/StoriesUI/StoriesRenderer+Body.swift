@@ -26,7 +26,7 @@ extension StoriesRenderer {
     private mutating func drawPicture(_ frame: VideoFrame, x: Int, y: Int, width: Int, height: Int) {
         let pictureHeight = height - 1
         PictureRenderer.draw(
-            frame, into: &grid, x: x, y: y, width: width, height: pictureHeight, output: screen.output,
+            frame, into: &grid, x: x, y: y, width: width, height: pictureHeight, output: screen.effectiveOutput,
             images: !screen.helpOpen)
         let lines = viewportLines()
         guard let title = lines.first else { return }

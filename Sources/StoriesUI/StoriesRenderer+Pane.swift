@@ -109,7 +109,8 @@ extension StoriesRenderer {
             ("Network", ByteFormat.rate(totals.networkBytesPerSecond)),
             ("Preloading", snapshot.preloading ? "on" : "off (--no-preload)"),
             ("Sound", soundDescription),
-            ("Picture", Self.pictureDescription(screen.output, times: glyphs.times)),
+            ("Picture", Self.pictureDescription(screen.output, times: glyphs.times)
+                + (screen.imagesForVideo || !screen.output.picture.isPixels ? "" : "; video as cells")),
         ]
         for (i, (label, value)) in rows.enumerated() {
             let column = grid.put(label.padded(to: 14), x: x, y: y + i, style: CellStyle(bold: true), maxWidth: width)

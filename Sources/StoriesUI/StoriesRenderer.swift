@@ -73,7 +73,7 @@ public struct StoriesRenderer {
     public static func pictureBox(_ screen: StoriesScreen, width: Int, height: Int) -> (width: Int, height: Int)? {
         guard let area = pictureArea(screen, width: width, height: height) else { return nil }
         return PictureRenderer.decoderBox(
-            width: area.width, height: area.height, output: screen.output, frame: screen.snapshot.frame)
+            width: area.width, height: area.height, output: screen.effectiveOutput, frame: screen.snapshot.frame)
     }
 
     /// The cells the picture may take: the story area above its caption row.

@@ -15,6 +15,18 @@ public struct StoriesScreen: Sendable, Equatable {
     public var color = true
     /// How the picture is drawn (the terminal's protocol, colours and cell size).
     public var output: PictureOutput
+    /// Moving pictures may be sent as images: false once the terminal was measured too slow to take them at
+    /// `PictureOutput.smoothFramesPerSecond` (stills are images still).
+    public var imagesForVideo = true
+
+    /// How the picture is drawn now: cells instead of images for a playing video the terminal cannot take as
+    /// images smoothly.
+    public var effectiveOutput: PictureOutput {
+        guard output.picture.isPixels, !imagesForVideo, showsMovingPicture else { return output }
+        var cells = output
+        cells.picture = unicode ? .symbols : .ascii
+        return cells
+    }
 
     /// A screen state; `output` defaults to half blocks in 256 colours (ASCII without UTF-8 or colour).
     public init(
@@ -27,6 +39,12 @@ public struct StoriesScreen: Sendable, Equatable {
         self.unicode = unicode
         self.color = color
         self.output = output ?? .conservative(unicode: unicode, color: color)
+    }
+
+    /// The story is a moving picture (more than one frame shown, at a known cadence), not a photo or a still.
+    public var showsMovingPicture: Bool {
+        guard let status = snapshot.status, status.frameInterval != nil else { return false }
+        return status.frames.shown > 1
     }
 
     /// The smallest terminal the layout fits.

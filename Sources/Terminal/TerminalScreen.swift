@@ -91,6 +91,13 @@ public final class TerminalScreen {
     /// Columns and rows now.
     public var size: (width: Int, height: Int) { (Int(stories_cols()), Int(stories_lines())) }
 
+    /// Whether the terminal takes images as fast as a video needs: the byte rate it was measured to drain (within
+    /// the cap) against the size of the last image sent; nil before an image was sent.
+    public var imagesKeepUp: Bool? {
+        guard layer.imageBytes > 0 else { return nil }
+        return PictureOutput.imagesKeepUp(bytesPerSecond: layer.budget.rate, frameBytes: layer.imageBytes)
+    }
+
     /// Draws `grid`, writing only the cells that changed since the last draw; nothing at all when none did.
     public func draw(_ full: CellGrid) {
         guard screen != nil else { return }

@@ -67,6 +67,14 @@ enum TerminalApp {
                 controller.setPictureBox(wanted)
             }
             screen.draw(StoriesRenderer.render(model, width: size.width, height: size.height))
+            // Chosen automatically: a video whose images the terminal cannot take smoothly is drawn with cells
+            // from then on (stills stay images).
+            if picture == nil, model.imagesForVideo, model.showsMovingPicture, screen.imagesKeepUp == false
+            {
+                model.imagesForVideo = false
+                CLILogging.logger(quiet: true).info(
+                    "pictures: video as cells from now on (the terminal takes images too slowly for 24 fps)")
+            }
             // A playing picture is redrawn twice per frame shown (at most 50 times a second; only changed cells go
             // out), so each frame stays up equally long; text ten times a second.
             let moving = model.snapshot.frame != nil && model.snapshot.status?.state == .playing

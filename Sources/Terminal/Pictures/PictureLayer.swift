@@ -14,7 +14,7 @@ public struct PictureLayer: Sendable {
     /// The image on screen now.
     public private(set) var shownImage: GridImage?
     /// The image's size when last sent: what the next one is expected to cost.
-    private var imageBytes = 0
+    public private(set) var imageBytes = 0
     /// The 24-bit cells on screen, row-major (nil: not one, or not known).
     private var shownCells: [Cell?] = []
 

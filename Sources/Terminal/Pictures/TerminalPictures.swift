@@ -76,6 +76,16 @@ public struct PictureOutput: Sendable, Equatable {
     /// The largest image the terminal shows (sixel): pictures are fitted within it, never sent larger and lost.
     public var imageLimit: PixelSize?
 
+    /// Frames a second a moving picture needs to look smooth: below it, video is better drawn with cells.
+    public static let smoothFramesPerSecond = 24.0
+
+    /// True when images of `frameBytes` each can reach the terminal `smoothFramesPerSecond` times a second at
+    /// `bytesPerSecond` (the rate the terminal was measured to take, within the image byte cap).
+    public static func imagesKeepUp(bytesPerSecond: Double, frameBytes: Int) -> Bool {
+        guard frameBytes > 0 else { return true }
+        return bytesPerSecond / Double(frameBytes) >= smoothFramesPerSecond
+    }
+
     /// What a sixel terminal that does not say its limit is assumed to show at most: xterm's default.
     public static let assumedSixelLimit = PixelSize(width: 1000, height: 1000)
 
