@@ -230,6 +230,32 @@ import Testing
         await h.close()
     }
 
+    /// An origin whose 206 totals overstate the file (its 416 for the bytes past the end gives the true length,
+    /// its ETag unchanged) is cached whole once and replays from the cache. Before, the 416 replaced the copy and
+    /// the next 206 replaced it again: every replay cost the whole file.
+    @Test func anOriginOverstatingItsLengthIsCachedWholeOnceAndReplaysFree() async throws {
+        var configuration = LoaderHarness.defaultConfiguration
+        configuration.retryBackoff = 0.01
+        let h = try await LoaderHarness(configuration: configuration)
+        let bytes = content(400_000, seed: 31)
+        h.origin.set(OriginResource(bytes: bytes), at: "/o.mp4")
+        var faults = OriginFaults()
+        faults.contentRangeTotal = bytes.count + 1000
+        h.origin.setFaults(faults)
+        #expect(try await h.read("o.mp4") == bytes)
+        await h.origin.waitUntilIdle()
+        #expect(h.origin.bodyBytesSent <= bytes.count, "\(h.origin.bodyBytesSent)")
+        let info = h.store.info(for: CacheKey(url: h.url("o.mp4")))
+        #expect(info?.isComplete == true && info?.metadata.contentLength == 400_000)
+        for _ in 0..<2 {
+            try await h.restart()
+            await h.origin.resetCounters()
+            #expect(try await h.read("o.mp4") == bytes)
+            #expect(h.origin.bodyBytesSent == 0)
+        }
+        await h.close()
+    }
+
     @Test func contentRangeIsParsedStrictly() {
         #expect(ContentRange("bytes 0-99/1000") == ContentRange(range: 0...99, completeLength: 1000))
         #expect(ContentRange("bytes 5-9/*")?.completeLength == nil)

@@ -139,7 +139,17 @@ extension MediaLoader {
             // The whole body from byte 0: the origin ignored Range, or If-Range found a new version.
             (response, length, writeOffset) = (answer, declared, 0)
             coordinator.change(key) { $0.receivesWholeBody(fetchID: fetchID) }
-        case .notSatisfiable(let total):
+        case .notSatisfiable(let total, let etag, let lastModified):
+            if let total, let cached, cached.metadata.contentLength != total,
+                Self.sameVersion(cached.metadata, etag: etag, lastModified: lastModified),
+                try store.adoptLength(key: key, generation: cached.generation, length: total)
+            {
+                // Its 206 totals overstated the file; every byte up to the length it gives now is here.
+                var whole = cached.metadata
+                whole.contentLength = total
+                coordinator.change(key) { $0.answered(whole) }
+                return
+            }
             if let total, let known = cached?.metadata.contentLength, known != total, var changed = cached?.metadata {
                 changed.contentLength = total
                 _ = try store.prepare(key: key, metadata: changed)
@@ -281,6 +291,14 @@ extension MediaLoader {
             throw OriginError.connectionLost(
                 url: url.absoluteString, reason: "body ended at byte \(writeOffset), expected \(expectedEnd)")
         }
+    }
+
+    /// True when an answer's validators name the cached version: the same strong ETag, or (without ETags) the same
+    /// Last-Modified date.
+    static func sameVersion(_ cached: ResourceMetadata, etag: String?, lastModified: String?) -> Bool {
+        if let etag, let known = cached.etag { return etag == known && !etag.hasPrefix("W/") }
+        if cached.etag == nil, etag == nil, let lastModified, let known = cached.lastModified { return lastModified == known }
+        return false
     }
 
     /// True when every cached byte of `unproven` inside `chunk` equals the origin's `bytes` for that chunk.

@@ -37,7 +37,7 @@ final class HTTPClientBodyReader {
         switch answer {
         case .partial(let total, let partial): (response, length, skip) = (partial, total, 0)
         case .whole(let declared, let whole): (response, length, skip) = (whole, declared, offset)
-        case .notSatisfiable(let total):
+        case .notSatisfiable(let total, _, _):
             throw OriginError.rangeNotSatisfiable(url: url.absoluteString, length: total)
         }
         if let continuing {

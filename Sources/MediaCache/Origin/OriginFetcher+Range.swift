@@ -9,8 +9,8 @@ enum RangedAnswer {
     /// 200: the whole body from byte 0 (the origin ignored `Range`, or `If-Range` named another version);
     /// `length` when declared (nil for a chunked body).
     case whole(length: Int64?, OriginResponse)
-    /// 416: nothing at that offset; `length` when the origin said.
-    case notSatisfiable(length: Int64?)
+    /// 416: nothing at that offset; `length` when the origin said, with the answer's validators.
+    case notSatisfiable(length: Int64?, etag: String?, lastModified: String?)
 }
 
 extension OriginFetcher {
@@ -44,7 +44,9 @@ extension OriginFetcher {
         case 200:
             return .whole(length: response.declaredLength, response)
         case 416:
-            return .notSatisfiable(length: response.contentRangeHeader.flatMap(ContentRange.init)?.completeLength)
+            return .notSatisfiable(
+                length: response.contentRangeHeader.flatMap(ContentRange.init)?.completeLength, etag: response.etag,
+                lastModified: response.lastModified)
         default:
             throw OriginError.httpStatus(url: url.absoluteString, status: response.status, reason: response.reason)
         }

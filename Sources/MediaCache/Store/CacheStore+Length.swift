@@ -1,0 +1,32 @@
+import Foundation
+
+extension CacheStore {
+    /// Takes `length` as the resource's true length when the origin's own answers disagreed about it and every
+    /// byte of generation `generation` up to `length` is recorded (and none beyond): the copy is then whole. For an
+    /// origin whose `Content-Range` totals overstate the file, which its `416` for the bytes past the end then
+    /// corrects. False (nothing changed) when the entry is another generation or the bytes do not fit exactly.
+    public func adoptLength(key: CacheKey, generation: Int64, length: Int64) throws -> Bool {
+        guard length > 0, !isReadOnly else { return false }
+        return try locked { s in
+            guard let entry = entryLocked(&s, key), entry.info.generation == generation,
+                entry.written == entry.info.ranges
+            else { return false }
+            return try modifyLocked(&s, key) { resource, _ -> Bool in
+                guard var current = resource, current.info.generation == generation,
+                    current.info.ranges.contiguousLength(from: 0) == length,
+                    current.info.ranges.ranges.last?.upperBound == length
+                else { return false }
+                current.info.metadata.contentLength = length
+                if current.info.state == .partial, current.info.isComplete {
+                    try DataFile.rename(
+                        from: path(for: key, generation: generation, state: .partial),
+                        to: path(for: key, generation: generation, state: .complete))
+                    current.info.state = .complete
+                }
+                resource = current
+                logger.warning("resource \(key): the origin's lengths disagreed; its \(length) bytes are the whole file")
+                return true
+            }
+        }
+    }
+}
