@@ -59,6 +59,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -89,7 +90,7 @@ let package = Package(
         ),
         .target(
             name: "Terminal",
-            dependencies: ["CNcurses", "CChafa"]
+            dependencies: ["CNcurses", "CChafa", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]
         ),
         .target(
             name: "StoriesUI",

@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 
 /// Answers one connection's requests: routing, Range and If-Range, shaping and faults.
+// Sendable: every member is used on its channel's event loop only (the state NIO keeps per handler).
 final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -166,6 +167,7 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
 }
 
 /// Writes a body in shaped chunks, honouring the drop and stall faults and counting bytes as they go out.
+// Sendable: its mutable members are touched only on the channel's event loop (every call hops there).
 final class BodySender: @unchecked Sendable {
     private let context: ChannelHandlerContext
     private let handler: OriginHandler

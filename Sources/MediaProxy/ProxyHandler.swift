@@ -3,10 +3,11 @@ import MediaCache
 import MediaFormats
 import NIOCore
 import NIOHTTP1
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// One connection: parses each request and answers it from a task that streams through the loader. The HTTP
 /// pipeline handler holds later requests until the response before them has ended.
+// Sendable: its mutable members are used on the channel's event loop only; answer tasks reach it through the loop.
 final class ProxyHandler: ChannelDuplexHandler, @unchecked Sendable {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
@@ -34,7 +35,7 @@ final class ProxyHandler: ChannelDuplexHandler, @unchecked Sendable {
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        connections.value.add(1, ordering: .sequentiallyConsistent)
+        connections.add(1)
         context.fireChannelActive()
     }
 
@@ -49,12 +50,12 @@ final class ProxyHandler: ChannelDuplexHandler, @unchecked Sendable {
             if answerAtOnce(request, server: server, context: context) { return }
             let channel = context.channel
             let responding = self.responding
-            responding.value.add(1, ordering: .sequentiallyConsistent)
+            responding.add(1)
             task = Task {
                 let started = Date()
                 let clock = ContinuousClock.now
                 let answered = await Self.respond(to: request, server: server, channel: channel)
-                responding.value.subtract(1, ordering: .sequentiallyConsistent)
+                responding.add(-1)
                 guard let onAccess = server.onAccess else { return }
                 let elapsed = ContinuousClock.now - clock
                 onAccess(ProxyAccess(
@@ -67,7 +68,7 @@ final class ProxyHandler: ChannelDuplexHandler, @unchecked Sendable {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        connections.value.subtract(1, ordering: .sequentiallyConsistent)
+        connections.add(-1)
         task?.cancel()
         releaseHeldFile()
         context.fireChannelInactive()
@@ -81,7 +82,7 @@ final class ProxyHandler: ChannelDuplexHandler, @unchecked Sendable {
     /// writes back up) is let go. A response still waiting for the origin is not: the origin's timeouts bound it.
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is IdleStateHandler.IdleStateEvent {
-            if responding.value.load(ordering: .sequentiallyConsistent) == 0 || pendingWrites > 0 {
+            if responding.value == 0 || pendingWrites > 0 {
                 task?.cancel()
                 context.close(promise: nil)
             }
@@ -350,5 +351,9 @@ final class ProxyHandler: ChannelDuplexHandler, @unchecked Sendable {
 
 /// A shared count (responses of a connection, connections of a server).
 final class ResponseCount: Sendable {
-    let value = Atomic<Int>(0)
+    private let count = NIOLockedValueBox(0)
+    /// Adds `delta` (negative: takes away).
+    func add(_ delta: Int) { count.withLockedValue { $0 += delta } }
+    /// The count now.
+    var value: Int { count.withLockedValue { $0 } }
 }

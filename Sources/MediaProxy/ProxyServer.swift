@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MediaCache
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -27,7 +28,7 @@ public final class ProxyServer: Sendable {
     static let readAhead: Int64 = 64 << 10
 
     /// Client connections open now.
-    public var openConnections: Int { connections.value.load(ordering: .sequentiallyConsistent) }
+    public var openConnections: Int { connections.value }
 
     /// `http://127.0.0.1:PORT/TOKEN/`.
     public var baseURL: String { "http://127.0.0.1:\(port)/\(token)/" }
@@ -124,19 +125,10 @@ public enum ProxyError: Error, CustomStringConvertible {
 }
 
 /// Lets child channels reach the server once `init` has finished.
-final class ProxyBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var server: ProxyServer?
+final class ProxyBox: Sendable {
+    private let server = NIOLockedValueBox<ProxyServer?>(nil)
 
-    func set(_ server: ProxyServer) {
-        lock.lock()
-        self.server = server
-        lock.unlock()
-    }
+    func set(_ server: ProxyServer) { self.server.withLockedValue { $0 = server } }
 
-    func get() -> ProxyServer? {
-        lock.lock()
-        defer { lock.unlock() }
-        return server
-    }
+    func get() -> ProxyServer? { server.withLockedValue { $0 } }
 }

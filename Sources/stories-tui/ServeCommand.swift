@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import MediaCache
 import MediaProxy
+import NIOConcurrencyHelpers
 
 /// `stories-tui serve [--port P] [--token T] [--access-log FILE] [--quiet]`: a local proxy any player can stream
 /// through.
@@ -113,21 +114,21 @@ enum ProxyTokenFile {
 
 /// An append-only access log: one line per request, written as it ends.
 final class AccessLogFile: Sendable {
-    private let handle: FileHandle
-    private let lock = NSLock()
+    private let handle: NIOLockedValueBox<FileHandle>
 
     init(path: String) throws {
         if !FileManager.default.fileExists(atPath: path) {
             guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
             else { throw CLIFailure(message: "cannot create it", exitCode: 2) }
         }
-        handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
-        try handle.seekToEnd()
+        let file = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try file.seekToEnd()
+        handle = NIOLockedValueBox(file)
     }
 
     func append(_ line: String) {
-        lock.withLock { try? handle.write(contentsOf: Data((line + "\n").utf8)) }
+        handle.withLockedValue { try? $0.write(contentsOf: Data((line + "\n").utf8)) }
     }
 
-    func close() { lock.withLock { try? handle.close() } }
+    func close() { handle.withLockedValue { try? $0.close() } }
 }

@@ -17,6 +17,7 @@ nonisolated(unsafe) private var signalPipe: Int32 = -1
 /// The handlers are in place when `init` returns (a plain signal handler writing the signal's number to a pipe; a
 /// thread reads it and calls `handler`), so a signal sent right after the command printed its first line is never
 /// lost between an ignored disposition and a watcher not yet listening.
+// Sendable: its state is the pipe's descriptors, set in init and never changed, and a locked box.
 final class SignalWatcher: @unchecked Sendable {
     private static let signals = [SIGINT, SIGTERM, SIGHUP]
     private let received = NIOLockedValueBox<Int32?>(nil)

@@ -2,30 +2,29 @@ import Foundation
 import StoriesUI
 import StoryPlayer
 import NIOConcurrencyHelpers
-import Synchronization
 import Terminal
 
 /// A flag one thread raises and another polls (a signal asking the UI to quit).
 final class StopFlag: Sendable {
-    private let raised = Atomic<Bool>(false)
+    private let raised = NIOLockedValueBox(false)
     /// Raises the flag.
-    func raise() { raised.store(true, ordering: .relaxed) }
+    func raise() { raised.withLockedValue { $0 = true } }
     /// True once raised.
-    var isRaised: Bool { raised.load(ordering: .relaxed) }
+    var isRaised: Bool { raised.withLockedValue { $0 } }
 }
 
 /// Lets a closure cancel a task that is created after it.
 final class TaskHandle: Sendable {
     private let cancelTask = NIOLockedValueBox<(@Sendable () -> Void)?>(nil)
-    private let cancelled = Atomic<Bool>(false)
+    private let cancelled = NIOLockedValueBox(false)
     /// Remembers `task`, cancelling it at once when `cancel` came first.
     func set<Success: Sendable, Failure: Error>(_ task: Task<Success, Failure>) {
         cancelTask.withLockedValue { $0 = { task.cancel() } }
-        if cancelled.load(ordering: .relaxed) { task.cancel() }
+        if cancelled.withLockedValue({ $0 }) { task.cancel() }
     }
     /// Cancels the task (now, or as soon as it is set).
     func cancel() {
-        cancelled.store(true, ordering: .relaxed)
+        cancelled.withLockedValue { $0 = true }
         cancelTask.withLockedValue { $0 }?()
     }
 }

@@ -17,6 +17,7 @@ struct KeySlot: Sendable {
 /// A response body a fetch could not cache (no room, a read-only cache), handed to a reader that relied on the
 /// fetch so that its bytes are not requested again. Used by one task at a time: the fetch hands it over and never
 /// touches it again, then one reader takes it.
+// Sendable: one task at a time uses it (the fetch hands it over, then one reader takes it, through the coordinator's lock).
 final class HandedBody: @unchecked Sendable {
     /// The offset in the resource of the next byte (of `pending`, then of `body`).
     let offset: Int64

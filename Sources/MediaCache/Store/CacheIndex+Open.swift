@@ -1,7 +1,6 @@
 import Foundation
 import GRDB
 import Logging
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc

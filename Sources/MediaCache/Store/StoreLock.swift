@@ -8,6 +8,7 @@ import Darwin
 
 /// The store's state behind a mutex that can also be tried: a caller that must not wait for whatever holds it (an
 /// event loop, while a commit records ranges in the index) gives up instead.
+// Sendable: `value` is read and written only with the pthread mutex held.
 final class StoreLock<Value>: @unchecked Sendable {
     private var value: Value
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>

@@ -7,6 +7,7 @@ import MediaCache
 /// HLS story may move to another variant from a segment on: that part and every later one are replaced together,
 /// and only while the decoder is not reading there, so the demuxer never sees a segment of one variant end in
 /// bytes of another.
+// Sendable: its parts are read and replaced only with `condition` held.
 final class MediaRun: @unchecked Sendable {
     /// A part whose length is not known yet.
     struct Pending: Sendable {

@@ -26,6 +26,7 @@ public enum SoundReading: Sendable, Equatable {
 /// make the audio clock: the time of the frame being heard. Pause, seek, mute, a story change and quitting flush the
 /// device, so nothing of before is heard after; every such cut fades out over 5 ms from the frame being heard and
 /// every start fades in, so no cut clicks.
+// Sendable: its shared state is read and written only with `condition` held; `thread` is set once under it.
 public final class SoundOutput: @unchecked Sendable {
     struct Source {
         var id: Int

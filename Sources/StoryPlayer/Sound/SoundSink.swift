@@ -54,6 +54,7 @@ public enum SoundBackend: String, Sendable, CaseIterable {
 }
 
 /// The system's sound device through PulseAudio's simple API or ALSA (see CSoundOutput).
+// Sendable: one thread, the sound output's, uses it from open to close.
 public final class SystemSoundSink: SoundSink, @unchecked Sendable {
     // Used by the output's one thread only; `close` is called by it too.
     private var sound: OpaquePointer?

@@ -3,6 +3,7 @@ import Foundation
 /// An AES-128 encrypted HLS segment's plaintext for the demuxer: each read fetches the cipher blocks it covers
 /// (and the one before, CBC's chaining value) through the segment's `LoaderByteSource` and decrypts them, so the
 /// cache holds the segment as the origin sent it and the decoder reads it at any offset.
+// Sendable: its members are constants; reads come from the decoder's one thread.
 final class DecryptingByteSource: DemuxerByteSource, @unchecked Sendable {
     private let encrypted: LoaderByteSource
     private let encryption: SegmentEncryption

@@ -8,6 +8,7 @@ import NIOConcurrencyHelpers
 /// replaced by a new one when the reader jumps (a seek, or the demuxer looking for a header at the end). Bytes are
 /// delivered as the loader yields them, so cached bytes come from disk and missing ones are fetched once, shared
 /// with every other reader of the same resource.
+// Sendable: every mutable member is read and written with `lock` held.
 final class LoaderByteSource: @unchecked Sendable {
     /// The resource's length.
     let length: Int64
@@ -170,6 +171,7 @@ extension LoaderByteSource: DemuxerByteSource {
 
 /// A run of parts (see `MediaRun`) read through one `LoaderByteSource` a part: a read stops at the end of its
 /// part, and the demuxer's next read continues in the next (after a variant switch, in the new variant's segment).
+// Sendable: every mutable member is read and written with `lock` held.
 final class PartsByteSource: DemuxerByteSource, @unchecked Sendable {
     private let loader: MediaLoader
     private let run: MediaRun

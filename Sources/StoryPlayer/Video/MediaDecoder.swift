@@ -6,6 +6,7 @@ import MediaCache
 /// frame for the playhead: the player moves the target time, the decoder decodes up to it, shows the last frame
 /// that is due and drops the ones a later frame overtook (never queued). Sound is decoded a little ahead of the
 /// playhead into a `SoundQueue` the sound output reads. Every byte comes through `MediaLoader`.
+// Sendable: `Shared` is touched only with `condition` held; libav objects belong to the decoder's thread.
 public final class MediaDecoder: @unchecked Sendable {
     struct Shared {
         var target: Double = 0

@@ -1,6 +1,6 @@
 import CChafa
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// A picture turned into cells or a sixel image by libchafa. The last result and chafa's canvas are kept, so the
 /// same frame drawn again (the screen is redrawn more often than frames change) costs a comparison.
@@ -45,7 +45,7 @@ public enum ChafaPicture {
     /// `pixels` as `columns`×`rows` cells for `output` (its symbols and colours); nil without libchafa.
     public static func cells(_ pixels: Pixels, columns: Int, rows: Int, output: PictureOutput) -> [PictureCell]? {
         let key = Key(columns: columns, rows: rows, output: output, pixelMode: Int32(STORIES_CHAFA_SYMBOLS))
-        return memo.withLock { memo -> [PictureCell]? in
+        return memo.withLockedValue { memo -> [PictureCell]? in
             if memo.cellsKey == key, memo.cellsPixels == pixels, let cells = memo.cells { return cells }
             guard let canvas = memo.canvas(for: key) else { return nil }
             let count = columns * rows
@@ -78,7 +78,7 @@ public enum ChafaPicture {
     /// write at the cursor); nil without libchafa.
     public static func sixel(_ pixels: Pixels, columns: Int, rows: Int, output: PictureOutput) -> [UInt8]? {
         let key = Key(columns: columns, rows: rows, output: output, pixelMode: Int32(STORIES_CHAFA_SIXELS))
-        return memo.withLock { memo -> [UInt8]? in
+        return memo.withLockedValue { memo -> [UInt8]? in
             guard let canvas = memo.canvas(for: key) else { return nil }
             pixels.rgb.withUnsafeBufferPointer { rgb in
                 guard rgb.count >= pixels.width * pixels.height * 3 else { return }
@@ -99,6 +99,7 @@ public enum ChafaPicture {
     }
 
     /// chafa's canvases (one for cells, one for sixels) and the last cells made.
+    // Sendable: used only inside `memo`'s lock; chafa's canvases are never shared outside it.
     private final class Memo: @unchecked Sendable {
         var canvases: [(key: Key, canvas: OpaquePointer)] = []
         var cellsKey: Key?
@@ -155,5 +156,5 @@ public enum ChafaPicture {
         }
     }
 
-    private static let memo = Mutex(Memo())
+    private static let memo = NIOLockedValueBox(Memo())
 }

@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// A picture as quadrant cells in 24-bit colour, worked out here: each cell's pixels fall into four quarters, and
 /// of the eight ways to split the quarters between two colours (a quadrant or half-block symbol, or one flat
@@ -17,7 +17,7 @@ public enum QuadrantPicture {
         guard columns > 0, rows > 0, pixels.width >= columns, pixels.height >= rows,
             pixels.rgb.count >= pixels.width * pixels.height * 3
         else { return nil }
-        return memo.withLock { memo in
+        return memo.withLockedValue { memo in
             if memo.columns == columns, memo.rows == rows, memo.halves == halves, memo.palette == palette,
                 memo.pixels == pixels
             {
@@ -40,7 +40,7 @@ public enum QuadrantPicture {
         var cells: [ChafaPicture.PictureCell] = []
     }
 
-    private static let memo = Mutex(Memo())
+    private static let memo = NIOLockedValueBox(Memo())
 
     /// The splits tried, as the quarters (top left, top right, bottom left, bottom right: bits 3 to 0) painted in
     /// the foreground, and the symbol that paints them. Each split and its complement are the same split.
