@@ -17,12 +17,7 @@ extension CacheStore {
                     current.info.ranges.ranges.last?.upperBound == length
                 else { return false }
                 current.info.metadata.contentLength = length
-                if current.info.state == .partial, current.info.isComplete {
-                    try DataFile.rename(
-                        from: path(for: key, generation: generation, state: .partial),
-                        to: path(for: key, generation: generation, state: .complete))
-                    current.info.state = .complete
-                }
+                try completeIfWhole(&current, key: key)
                 resource = current
                 logger.warning("resource \(key): the origin's lengths disagreed; its \(length) bytes are the whole file")
                 return true

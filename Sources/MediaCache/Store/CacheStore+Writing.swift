@@ -279,12 +279,7 @@ extension CacheStore {
             current.info.ranges.formUnion(fresh)
             current.info.lastAccess = Swift.max(current.info.lastAccess, entry.info.lastAccess)
             let blocks = updateChecksums(&current, previous: previous, file: file, computed: checksums)
-            if current.info.state == .partial, current.info.isComplete {
-                try DataFile.rename(
-                    from: path(for: key, generation: generation, state: .partial),
-                    to: path(for: key, generation: generation, state: .complete))
-                current.info.state = .complete
-            }
+            try completeIfWhole(&current, key: key)
             resource = current
             return blocks
         }
@@ -292,5 +287,15 @@ extension CacheStore {
         updated.lastRecorded = date
         updated.verified.formUnion(checked)
         s.entries[key] = updated
+    }
+
+    /// A partial resource whose recorded bytes now make it whole moves into `media/` and is complete.
+    func completeIfWhole(_ resource: inout IndexedResource, key: CacheKey) throws {
+        guard resource.info.state == .partial, resource.info.isComplete else { return }
+        let generation = resource.info.generation
+        try DataFile.rename(
+            from: path(for: key, generation: generation, state: .partial),
+            to: path(for: key, generation: generation, state: .complete))
+        resource.info.state = .complete
     }
 }

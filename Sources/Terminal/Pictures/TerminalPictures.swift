@@ -27,7 +27,8 @@ public enum ColorDepth: Sendable, Equatable, Comparable {
     case truecolor
 }
 
-/// A cell's size in pixels, as the terminal reports it (`TIOCGWINSZ`, or its answer to `CSI 16 t`).
+/// A size in pixels: a cell's, as the terminal reports it (`TIOCGWINSZ`, or its answer to `CSI 16 t`), or an
+/// image's limit (`PixelSize`).
 public struct CellPixels: Sendable, Equatable {
     /// Width.
     public var width: Int
@@ -49,19 +50,8 @@ public struct CellPixels: Sendable, Equatable {
 
 /// What the terminal showing the stories can do with pictures: the protocol, the colours cells take, the cell's
 /// pixel size and whether the font's symbols beyond half blocks are drawn by the terminal itself.
-/// A size in pixels.
-public struct PixelSize: Sendable, Equatable {
-    /// Width.
-    public var width: Int
-    /// Height.
-    public var height: Int
-
-    /// A size.
-    public init(width: Int, height: Int) {
-        self.width = width
-        self.height = height
-    }
-}
+/// A size in pixels (an image's limit): the same value as a cell's size.
+public typealias PixelSize = CellPixels
 
 public struct PictureOutput: Sendable, Equatable {
     /// How pictures are sent.
