@@ -145,6 +145,11 @@ struct PlaybackMachineTests {
         var decoding = PlaybackMachine(storyID: "s", duration: 5, startThreshold: 0.5, start: 0, waitLimit: 30)
         #expect(decoding.tick(Seen(now: 40, buffered: 5, firstFrameReady: false)).isEmpty)
         #expect(decoding.status.state == .loading)
+        // A story that started over (a new version) at 100 s waits anew from there.
+        var again = PlaybackMachine(
+            storyID: "s", duration: 5, startThreshold: 0.5, start: 0, waitLimit: 30, waitingSince: 100)
+        #expect(again.tick(Seen(now: 120, buffered: 0.2)).isEmpty)
+        #expect(again.tick(Seen(now: 130, buffered: 0.2)) == [.giveUp(waited: 30)])
         // No limit: it waits.
         var patient = PlaybackMachine(storyID: "s", duration: 5, startThreshold: 0.5, start: 0)
         #expect(patient.tick(Seen(now: 100, buffered: 0)).isEmpty)

@@ -38,6 +38,9 @@ struct PlaybackMachine {
     let start: Double
     /// Longest wait for bytes, in the clock's seconds, before the story fails; nil: no limit.
     let waitLimit: Double?
+    /// Since when the story has waited for its first bytes (this attempt's start: a story that starts over on a
+    /// new version waits anew).
+    let waitingSince: Double
     private(set) var status: PlaybackStatus
     private(set) var paused = false
     private(set) var soundPlaying = false
@@ -53,13 +56,14 @@ struct PlaybackMachine {
     /// without the bytes it needs (counted from `start` while it loads, from the stall's start while stalled).
     init(
         storyID: String, duration: Double, startThreshold: Double, start: Double, waitLimit: Double? = nil,
-        status: PlaybackStatus = PlaybackStatus()
+        waitingSince: Double? = nil, status: PlaybackStatus = PlaybackStatus()
     ) {
         self.storyID = storyID
         self.duration = duration
         self.startThreshold = startThreshold
         self.start = start
         self.waitLimit = waitLimit
+        self.waitingSince = waitingSince ?? start
         self.status = status
         self.status.duration = duration
     }
@@ -97,10 +101,10 @@ struct PlaybackMachine {
                 status.startupMs = Int(((seen.now - start) * 1000).rounded())
                 actions.append(
                     .emit(.firstFrame(id: storyID, startupMs: status.startupMs ?? 0, cache: status.cache ?? .miss, duration: duration)))
-            } else if buffered < startThreshold, !bufferedToEnd, let waitLimit, seen.now - start >= waitLimit {
+            } else if buffered < startThreshold, !bufferedToEnd, let waitLimit, seen.now - waitingSince >= waitLimit {
                 // Still without the bytes for a first frame (a decoder that is slow with them is no reason).
                 status.state = .failed
-                actions.append(.giveUp(waited: seen.now - start))
+                actions.append(.giveUp(waited: seen.now - waitingSince))
             }
         case .playing, .paused:
             if paused {

@@ -157,7 +157,11 @@ public final class Player: Sendable {
     private func attempt(start: Double, generation: inout Int64?) async throws {
         let initiallyCached = loader.store.availableRanges(for: key)
         let (loader, url, key) = (self.loader, self.url, self.key)
-        let info = try await withinWaitLimit(since: start) { try await loader.contentInformation(for: url, key: key) }
+        // This attempt waits from now (a story started over on a new version waits anew).
+        let waitingSince = clock.now
+        let info = try await withinWaitLimit(since: waitingSince) {
+            try await loader.contentInformation(for: url, key: key)
+        }
         generation = loader.store.info(for: key)?.generation
         guard let length = info.contentLength, length > 0 else {
             throw PlayerError("the origin did not say how long the video is")
@@ -166,7 +170,7 @@ public final class Player: Sendable {
             // An HLS story: its variant's segments, read one after another as one run of bytes, all of them
             // part of this viewing (and those of a variant it switches to, as it learns of them).
             let (partKey, bitsPerSecond) = (self.partKey, throughput?.bitsPerSecond)
-            let plan = try await withinWaitLimit(since: start) {
+            let plan = try await withinWaitLimit(since: waitingSince) {
                 try await HLSStory.plan(
                     loader: loader, url: url, key: key, length: length, partKey: partKey, throughput: bitsPerSecond)
             }
@@ -179,12 +183,12 @@ public final class Player: Sendable {
                     }
                 }
                 try await playRun(
-                    story.run, duration: story.duration, cache: story.cache, start: start,
+                    story.run, duration: story.duration, cache: story.cache, start: start, waitingSince: waitingSince,
                     generation: started, switcher: switcher)
             }
             return
         }
-        let header = try await withinWaitLimit(since: start) { try await self.readHeader(length: length) }
+        let header = try await withinWaitLimit(since: waitingSince) { try await self.readHeader(length: length) }
         if let note = header.note {
             shared.withLockedValue {
                 $0.status.note = note
@@ -196,13 +200,13 @@ public final class Player: Sendable {
             MediaRun(
                 MediaParts(url: url, key: key, length: length, payload: header.payload, duration: header.duration)),
             duration: header.duration, cache: CacheOutcome(cached: initiallyCached, length: length), start: start,
-            generation: generation, switcher: nil)
+            waitingSince: waitingSince, generation: generation, switcher: nil)
     }
 
     /// Plays the run `run` (its media lasting `duration` seconds), decoding it when asked to.
     private func playRun(
-        _ run: MediaRun, duration: Double, cache: CacheOutcome, start: Double, generation: Int64?,
-        switcher: HLSVariantSwitch?
+        _ run: MediaRun, duration: Double, cache: CacheOutcome, start: Double, waitingSince: Double,
+        generation: Int64?, switcher: HLSVariantSwitch?
     ) async throws {
         var cache = cache
         if loader.isOffline(key) { cache = .offline }
@@ -239,13 +243,13 @@ public final class Player: Sendable {
         // The last frame stays readable after the decoder stops, for the still at the end.
         defer { decoder?.stop() }
         try await play(
-            run, duration: duration, start: start, cache: cache, generation: generation, decoder: decoder,
-            switcher: switcher)
+            run, duration: duration, start: start, waitingSince: waitingSince, cache: cache, generation: generation,
+            decoder: decoder, switcher: switcher)
     }
 
     private func play(
-        _ run: MediaRun, duration: Double, start: Double, cache: CacheOutcome, generation: Int64?,
-        decoder: MediaDecoder?, switcher: HLSVariantSwitch?
+        _ run: MediaRun, duration: Double, start: Double, waitingSince: Double, cache: CacheOutcome,
+        generation: Int64?, decoder: MediaDecoder?, switcher: HLSVariantSwitch?
     ) async throws {
         var download = startDownload(run, from: run.parts.played.lowerBound, switcher: switcher)
         defer {
@@ -255,7 +259,7 @@ public final class Player: Sendable {
         var tick = decoder == nil ? configuration.tick : Swift.min(configuration.tick, 0.02)
         var machine = PlaybackMachine(
             storyID: storyID, duration: duration, startThreshold: configuration.startThreshold, start: start,
-            waitLimit: clockWaitLimit, status: status)
+            waitLimit: clockWaitLimit, waitingSince: waitingSince, status: status)
         while true {
             try Task.checkCancellation()
             let now = clock.now
