@@ -49,6 +49,11 @@ public final class SoundOutput: @unchecked Sendable {
     /// How long a cut fades out and a start fades in.
     static let fadeSeconds = 0.005
 
+    /// The frames a fade lasts at `format`'s rate.
+    static func fadeFrames(_ format: SoundFormat) -> Int {
+        Swift.max(1, Int((Double(format.rate) * fadeSeconds).rounded()))
+    }
+
     struct Shared {
         var availability = SoundAvailability.opening
         var source: Source?
@@ -199,7 +204,7 @@ public final class SoundOutput: @unchecked Sendable {
     /// device was and falls to zero instead of stopping dead).
     private static func writeFade(_ fade: Fade, to sink: any SoundSink) throws(SoundError) {
         let format = sink.format
-        let frames = Swift.max(1, Int((Double(format.rate) * fadeSeconds).rounded()))
+        let frames = fadeFrames(format)
         var samples = [Int16](repeating: 0, count: frames * format.channels)
         var cursor = fade.frame
         guard case .sound = samples.withUnsafeMutableBufferPointer({ fade.queue.read(at: &cursor, into: $0) }) else {
@@ -218,7 +223,7 @@ public final class SoundOutput: @unchecked Sendable {
     /// Ramps the first `fadeSeconds` of a source up from silence: `written` of its frames went out before the
     /// `count` in `buffer`.
     private static func fadeIn(_ buffer: inout [Int16], count: Int, written: Int, format: SoundFormat) {
-        let frames = Swift.max(1, Int((Double(format.rate) * fadeSeconds).rounded()))
+        let frames = fadeFrames(format)
         guard written < frames else { return }
         for frame in 0..<Swift.min(count, frames - written) {
             let gain = Double(written + frame + 1) / Double(frames + 1)
