@@ -22,9 +22,13 @@ let package = Package(
         // The SQLite connection settings Swift cannot call (variadic C): the index's write-ahead log kept between
         // processes. Links the system SQLite GRDB uses.
         .target(name: "CSQLiteOptions", linkerSettings: [.linkedLibrary("sqlite3")]),
+        // HTTP's semantics the cache, the proxy and the origin share: dates, conditions, byte ranges, Content-Range and
+        // freshness (RFC 9110, RFC 9111).
+        .target(name: "HTTPSemantics"),
         .target(
             name: "MediaCache",
             dependencies: [
+                "HTTPSemantics",
                 "CCRC32C",
                 "CSQLiteOptions",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -41,7 +45,7 @@ let package = Package(
         .target(
             name: "MediaOrigin",
             dependencies: [
-                "MediaCache",
+                "HTTPSemantics",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -54,6 +58,7 @@ let package = Package(
             name: "MediaProxy",
             dependencies: [
                 "MediaCache",
+                "HTTPSemantics",
                 "CSocketQueue",
                 "MediaFormats",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -121,7 +126,7 @@ let package = Package(
         // The parsers of outside input under libFuzzer (`.ci/fuzz`); built normally it replays Fuzz/corpus.
         .executableTarget(
             name: "stories-fuzz",
-            dependencies: ["MediaCache", "MediaProxy", "StoryPlayer", "MediaFormats"]
+            dependencies: ["HTTPSemantics", "MediaCache", "MediaProxy", "StoryPlayer", "MediaFormats"]
         ),
         // Writes to a cache until it is killed; the crash-safety tests SIGKILL it mid-write.
         .executableTarget(
@@ -131,7 +136,7 @@ let package = Package(
         // What the test suites share: a store + loader + origin harness, deterministic content, MP4 fixtures.
         .target(
             name: "MediaTestSupport",
-            dependencies: ["MediaCache", "MediaOrigin", "MediaFormats"],
+            dependencies: ["HTTPSemantics", "MediaCache", "MediaOrigin", "MediaFormats"],
             path: "Tests/MediaTestSupport"
         ),
         .testTarget(
@@ -141,7 +146,7 @@ let package = Package(
         .testTarget(
             name: "MediaCacheTests",
             dependencies: [
-                "MediaCache", "MediaOrigin", "MediaTestSupport", "CacheCrashHelper", .product(name: "GRDB", package: "GRDB.swift"),
+                "HTTPSemantics", "MediaCache", "MediaOrigin", "MediaTestSupport", "CacheCrashHelper", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -160,7 +165,7 @@ let package = Package(
         .testTarget(
             name: "MediaProxyTests",
             dependencies: [
-                "MediaProxy", "MediaCache", "MediaOrigin", "MediaTestSupport",
+                "MediaProxy", "HTTPSemantics", "MediaCache", "MediaOrigin", "MediaTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
@@ -176,7 +181,7 @@ let package = Package(
         .testTarget(
             name: "MediaOriginTests",
             dependencies: [
-                "MediaOrigin", "MediaCache",
+                "MediaOrigin", "HTTPSemantics",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPSemantics
 
 /// One resource the origin serves.
 public struct OriginResource: Sendable, Equatable {

@@ -1,5 +1,5 @@
 import Foundation
-import MediaCache
+import HTTPSemantics
 import NIOCore
 import NIOHTTP1
 

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import HTTPSemantics
 import MediaOrigin
 import MediaTestSupport
 import Testing

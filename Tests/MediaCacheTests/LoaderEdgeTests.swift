@@ -1,4 +1,5 @@
 import Foundation
+import HTTPSemantics
 import MediaTestSupport
 import MediaOrigin
 import Testing

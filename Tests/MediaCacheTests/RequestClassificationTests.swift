@@ -1,4 +1,5 @@
 import Foundation
+import HTTPSemantics
 import MediaCache
 import Testing
 

@@ -1,6 +1,6 @@
 import AsyncHTTPClient
 import Foundation
-import MediaCache
+import HTTPSemantics
 import MediaOrigin
 import NIOCore
 import NIOHTTP1

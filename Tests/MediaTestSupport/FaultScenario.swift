@@ -1,4 +1,5 @@
 import Foundation
+import HTTPSemantics
 import MediaOrigin
 
 /// One way an origin misbehaves, with what a correct client may end up with: the tests of every client (the

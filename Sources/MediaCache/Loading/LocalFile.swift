@@ -1,4 +1,5 @@
 import Foundation
+import HTTPSemantics
 
 /// A `file:` URL read straight from disk: what a player asks of a video on this machine, answered without the
 /// store (nothing is copied into the cache) and without an origin. Used by `MediaLoader` for `file:` URLs.

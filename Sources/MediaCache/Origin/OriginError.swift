@@ -1,3 +1,4 @@
+import HTTPSemantics
 /// Why the origin could not supply bytes; each case says what it answered or what went wrong.
 public enum OriginError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The origin could not be reached (connection refused or timed out, DNS failure).

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPSemantics
 import NIOHTTP1
 
 /// The answer to a ranged GET, checked once for every caller (the loader's fetches, its continuity probes and

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import HTTPSemantics
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1

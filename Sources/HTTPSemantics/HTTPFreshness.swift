@@ -8,13 +8,13 @@ import Foundation
 /// unchanged for ten days is trusted for a day. `no-cache`, `no-store` and `must-revalidate` give no freshness
 /// at all, and neither does an answer without any of these: such a copy is checked again whenever it is used
 /// after the loader's `recheckInterval`.
-enum HTTPFreshness {
+public enum HTTPFreshness {
     /// The longest heuristic lifetime: one day.
-    static let heuristicCap: TimeInterval = 86_400
+    public static let heuristicCap: TimeInterval = 86_400
 
     /// The seconds the answer stays fresh after it was received, or nil when it gives none. `receivedAt` stands
     /// for the answer's `Date` when it has none.
-    static func lifetime(
+    public static func lifetime(
         cacheControl: String?, expires: String?, date: String?, age: String?, lastModified: String? = nil,
         receivedAt: Date = Date()
     ) -> TimeInterval? {
@@ -41,7 +41,7 @@ enum HTTPFreshness {
     }
 
     /// Directive names (lowercased) and their values (unquoted; nil for a bare directive).
-    static func directives(_ header: String) -> [String: String?] {
+    public static func directives(_ header: String) -> [String: String?] {
         var result: [String: String?] = [:]
         for part in header.split(separator: ",") {
             let pieces = part.split(separator: "=", maxSplits: 1)
