@@ -1,3 +1,4 @@
+import MediaTestSupport
 import Testing
 
 @testable import MediaCache

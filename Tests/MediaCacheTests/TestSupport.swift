@@ -25,19 +25,6 @@ final class FreeSpace: Sendable {
     var closure: @Sendable () -> Int64? { { self.value.withLockedValue { $0 } } }
 }
 
-/// Deterministic pseudo-random numbers (SplitMix64) so property tests are reproducible.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// The byte at `offset` of the test pattern (matches CacheCrashHelper's).
 func patternByte(_ offset: Int64) -> UInt8 { UInt8(truncatingIfNeeded: offset &* 31 &+ (offset >> 9)) }
 

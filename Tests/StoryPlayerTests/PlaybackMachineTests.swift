@@ -4,27 +4,80 @@ import Testing
 
 @testable import StoryPlayer
 
-/// The playback machine as a plain value: the clock that drives the playhead (the sound's while it is heard, the
-/// system's otherwise), and sound started and stopped exactly with playback.
+/// The playback machine as a plain value: each event with every action it returns (emits included), the clock
+/// that drives the playhead (the sound's while it is heard, the system's otherwise), sound started and stopped
+/// exactly with playback, when the player must look again; then arbitrary orders of events against invariants.
 struct PlaybackMachineTests {
     typealias Seen = PlaybackMachine.Observation
 
     /// A 5 s story that played its first frame at time 0, with sound ready to start when `sound` is true.
     static func playing(sound: Bool) -> (PlaybackMachine, [PlaybackMachine.Action]) {
         var machine = PlaybackMachine(storyID: "s", duration: 5, startThreshold: 0.5, start: 0)
-        let actions = machine.tick(Seen(now: 0, buffered: 5, sound: sound ? .waiting : nil))
+        let actions = machine.handle(.observed(Seen(now: 0, buffered: 5, sound: sound ? .waiting : nil)))
         return (machine, actions)
     }
 
+    /// What drives the sound and the decoder, without the looking again.
     static func soundActions(_ actions: [PlaybackMachine.Action]) -> [PlaybackMachine.Action] {
-        actions.filter { if case .emit = $0 { return false } else { return true } }
+        actions.filter {
+            switch $0 {
+            case .emit, .show, .wake: return false
+            default: return true
+            }
+        }
+    }
+
+    @Test func theFirstFrameEmitsStartsTheSoundShowsAndWakesForTheSoundsStart() {
+        var machine = PlaybackMachine(storyID: "s", startThreshold: 0.5, start: 1)
+        // Not opened yet: nothing to decide, nothing to wake for but news.
+        #expect(machine.handle(.observed(Seen(now: 1.1, buffered: 0))) == [.wake(at: nil)])
+        #expect(
+            machine.handle(.opened(duration: 5, contentLength: 1000, cache: .hit, note: nil)) == [])
+        #expect(machine.status.duration == 5)
+        #expect(machine.status.cache == .hit)
+        let actions = machine.handle(.observed(Seen(now: 1.25, buffered: 5, sound: .waiting)))
+        #expect(
+            actions == [
+                .emit(.firstFrame(id: "s", startupMs: 250, cache: .hit, duration: 5)), .show(at: 0), .startSound(at: 0),
+                .wake(at: 1.25 + PlaybackMachine.soundStartInterval),
+            ])
+        #expect(machine.status.state == .playing)
+        #expect(machine.status.startupMs == 250)
+    }
+
+    @Test func aNoteIsEmittedOnceAndTheDecoderFailingAtTheMissingBytesIsNoError() {
+        var machine = PlaybackMachine(storyID: "s", startThreshold: 0.5, start: 0)
+        let note = "the file ends at byte 10, 2.9 s into the 6.0 s its header gives: it plays what is there"
+        #expect(
+            machine.handle(.opened(duration: 2.9, contentLength: 10, cache: .miss, note: note))
+                == [.emit(.note(id: "s", message: note))])
+        #expect(machine.status.note == note)
+        _ = machine.handle(.observed(Seen(now: 0, buffered: 2.9)))
+        var seen = Seen(now: 1, buffered: 1.5)
+        seen.decoderFailure = "end of data"
+        #expect(machine.handle(.observed(seen)) == [.show(at: 1), .wake(at: 1.5)])
+        #expect(machine.status.state == .playing)
+    }
+
+    @Test func aPlayingStoryWakesForItsNextFrameTheBufferRunningDryOrItsEnd() {
+        var (machine, _) = Self.playing(sound: false)
+        var seen = Seen(now: 1, buffered: 3)
+        seen.upcomingFrame = 1.04
+        #expect(machine.handle(.observed(seen)) == [.show(at: 1), .wake(at: 1.04)])
+        // Less buffered than the next frame is away: the stall's moment comes first.
+        seen = Seen(now: 2, buffered: 1.5)
+        seen.upcomingFrame = 2.5
+        #expect(machine.handle(.observed(seen)) == [.show(at: 2), .wake(at: 2.5)])
+        #expect(machine.status.bufferedSeconds == 0.5)
+        // Everything buffered, no frame waiting (a still, or no video): the end.
+        #expect(machine.handle(.observed(Seen(now: 2.5, buffered: 3))) == [.show(at: 2.5), .wake(at: 5)])
     }
 
     @Test func mutedOrSilentStoriesFollowTheSystemClock() {
         var (machine, actions) = Self.playing(sound: false)
         #expect(machine.status.state == .playing)
         #expect(Self.soundActions(actions).isEmpty)
-        actions = machine.tick(Seen(now: 1.25, buffered: 4))
+        actions = machine.handle(.observed(Seen(now: 1.25, buffered: 4)))
         #expect(machine.status.position == 1.25)
         #expect(Self.soundActions(actions).isEmpty)
     }
@@ -33,140 +86,183 @@ struct PlaybackMachineTests {
         var (machine, actions) = Self.playing(sound: true)
         #expect(Self.soundActions(actions) == [.startSound(at: 0)])
         // The device still plays what came before: the picture waits for the sound, whatever the system clock says.
-        _ = machine.tick(Seen(now: 0.06, buffered: 5, sound: .waiting))
+        actions = machine.handle(.observed(Seen(now: 0.06, buffered: 5, sound: .waiting)))
         #expect(machine.status.position == 0)
+        #expect(actions.last == .wake(at: 0.06 + PlaybackMachine.soundStartInterval))
         #expect(machine.status.state == .playing)
         // The sound runs slow (or the system clock fast): the picture follows the sound.
-        _ = machine.tick(Seen(now: 1.0, buffered: 5, sound: .playing(0.9)))
+        _ = machine.handle(.observed(Seen(now: 1.0, buffered: 5, sound: .playing(0.9))))
         #expect(machine.status.position == 0.9)
-        _ = machine.tick(Seen(now: 1.5, buffered: 5, sound: .playing(1.4)))
+        _ = machine.handle(.observed(Seen(now: 1.5, buffered: 5, sound: .playing(1.4))))
         #expect(machine.status.position == 1.4)
         // A clock reading behind the playhead never moves it back.
-        _ = machine.tick(Seen(now: 1.6, buffered: 5, sound: .playing(1.3)))
+        _ = machine.handle(.observed(Seen(now: 1.6, buffered: 5, sound: .playing(1.3))))
         #expect(machine.status.position == 1.4)
     }
 
     @Test func pauseStopsTheSoundAtOnceAndResumeStartsItWhereThePictureIs() {
         var (machine, _) = Self.playing(sound: true)
-        _ = machine.tick(Seen(now: 1, buffered: 4, sound: .playing(1)))
-        machine.setPaused(true)
-        var actions = machine.tick(Seen(now: 1.02, buffered: 4, sound: .playing(1.02)))
-        #expect(Self.soundActions(actions) == [.stopSound])
+        _ = machine.handle(.observed(Seen(now: 1, buffered: 4, sound: .playing(1))))
+        #expect(machine.handle(.paused(true)) == [.stopSound])
         #expect(machine.status.state == .paused)
-        // Paused for a while: nothing moves.
-        actions = machine.tick(Seen(now: 9, buffered: 4, sound: .ended))
-        #expect(Self.soundActions(actions).isEmpty)
+        // Paused for a while: nothing moves, nothing to wake for.
+        #expect(machine.handle(.observed(Seen(now: 9, buffered: 4, sound: .ended))) == [.show(at: 1), .wake(at: nil)])
         #expect(machine.status.position == 1)
-        machine.setPaused(false)
-        actions = machine.tick(Seen(now: 9.5, buffered: 4, sound: .waiting))
-        #expect(Self.soundActions(actions) == [.startSound(at: 1)])
+        #expect(machine.handle(.paused(false)) == [.startSound(at: 1)])
+        _ = machine.handle(.observed(Seen(now: 9.5, buffered: 4, sound: .waiting)))
         #expect(machine.status.position == 1)
     }
 
-    @Test func aSeekRestartsTheSoundAtTheNewPlayhead() {
+    @Test func aSeekPastTheDownloadRestartsItAndTheSoundStartsAgainAtTheNewPlayhead() {
         var (machine, _) = Self.playing(sound: true)
-        _ = machine.tick(Seen(now: 1, buffered: 4, sound: .playing(1)))
-        machine.seek(by: 2)
-        var actions = machine.tick(Seen(now: 1.02, buffered: 4, sound: .playing(1.02)))
-        #expect(Self.soundActions(actions).first == .seek(to: 3))
-        #expect(Self.soundActions(actions).contains(.stopSound))
+        var seen = Seen(now: 1, buffered: 1.5, sound: .playing(1))
+        seen.downloadedThrough = 2.5
+        _ = machine.handle(.observed(seen))
+        // Within what the download reached: the decoder seeks, the download goes on.
+        #expect(machine.handle(.seek(by: 0.5)) == [.seek(to: 1.5), .stopSound])
+        #expect(machine.status.bufferedSeconds == 0)
+        // Past it: the download starts again there.
+        #expect(machine.handle(.seek(by: 1.5)) == [.seek(to: 3), .restartDownload(at: 3)])
         #expect(machine.status.position == 3)
-        // Data at the new playhead arrives: playback goes on from there, with its sound.
-        if machine.status.state == .stalled {
-            actions = machine.tick(Seen(now: 1.2, buffered: 2, sound: .waiting))
-        }
+        // Data at the new playhead: playback goes on from there, with its sound.
+        let actions = machine.handle(.observed(Seen(now: 1.2, buffered: 2, sound: .waiting)))
         #expect(machine.status.state == .playing)
-        #expect(Self.soundActions(actions).last == .startSound(at: 3))
-        _ = machine.tick(Seen(now: 1.4, buffered: 2, sound: .playing(3.1)))
+        #expect(Self.soundActions(actions) == [.startSound(at: 3)])
+        _ = machine.handle(.observed(Seen(now: 1.4, buffered: 2, sound: .playing(3.1))))
         #expect(machine.status.position == 3.1)
+        // A seek while loading is ignored.
+        var loading = PlaybackMachine(storyID: "s", duration: 5, startThreshold: 0.5, start: 0)
+        #expect(loading.handle(.seek(by: 2)) == [])
+        #expect(loading.status.position == 0)
     }
 
     @Test func aStallStopsTheSoundAndItStartsAgainWithThePicture() {
         var (machine, _) = Self.playing(sound: true)
         // The sound ran on to 1.0 but only 0.8 s is buffered: the playhead stops where the data does.
-        var actions = machine.tick(Seen(now: 1, buffered: 0.8, sound: .playing(1)))
+        var actions = machine.handle(.observed(Seen(now: 1, buffered: 0.8, sound: .playing(1))))
         #expect(machine.status.state == .stalled)
         #expect(machine.status.position == 0.8)
-        #expect(Self.soundActions(actions) == [.stopSound])
-        actions = machine.tick(Seen(now: 2, buffered: 0.6, sound: .ended))
+        #expect(actions == [.emit(.stall(id: "s", positionMs: 800)), .show(at: 0.8), .stopSound, .wake(at: nil)])
+        actions = machine.handle(.observed(Seen(now: 2, buffered: 0.6, sound: .ended)))
         #expect(machine.status.state == .playing)
+        #expect(actions.first == .emit(.stallEnd(id: "s", durationMs: 1000)))
         #expect(Self.soundActions(actions) == [.startSound(at: 0.8)])
         #expect(machine.status.stalls == 1)
     }
 
     @Test func mutingHandsThePlayheadToTheSystemClockAndUnmutingBackToTheSound() {
         var (machine, _) = Self.playing(sound: true)
-        _ = machine.tick(Seen(now: 1, buffered: 4, sound: .playing(1)))
-        var actions = machine.tick(Seen(now: 1.5, buffered: 4, sound: nil))
+        _ = machine.handle(.observed(Seen(now: 1, buffered: 4, sound: .playing(1))))
+        var actions = machine.handle(.observed(Seen(now: 1.5, buffered: 4, sound: nil)))
         #expect(Self.soundActions(actions) == [.stopSound])
         #expect(machine.status.position == 1.5)
         // Unmuted: the picture waits for the sound to start where it is.
-        actions = machine.tick(Seen(now: 2, buffered: 3, sound: .waiting))
+        actions = machine.handle(.observed(Seen(now: 2, buffered: 3, sound: .waiting)))
         #expect(machine.status.position == 1.5)
         #expect(Self.soundActions(actions) == [.startSound(at: 1.5)])
-        _ = machine.tick(Seen(now: 2.1, buffered: 3, sound: .playing(1.55)))
+        _ = machine.handle(.observed(Seen(now: 2.1, buffered: 3, sound: .playing(1.55))))
         #expect(machine.status.position == 1.55)
     }
 
     @Test func soundThatEndsBeforeThePictureLeavesTheRestToTheSystemClock() {
         var (machine, _) = Self.playing(sound: true)
-        _ = machine.tick(Seen(now: 4.5, buffered: 5, sound: .playing(4.5)))
-        var actions = machine.tick(Seen(now: 4.7, buffered: 0.5, sound: .ended))
+        _ = machine.handle(.observed(Seen(now: 4.5, buffered: 5, sound: .playing(4.5))))
+        var actions = machine.handle(.observed(Seen(now: 4.7, buffered: 0.5, sound: .ended)))
         #expect(abs(machine.status.position - 4.7) < 1e-9)
         #expect(Self.soundActions(actions) == [.stopSound])
-        actions = machine.tick(Seen(now: 5.2, buffered: 0.3, sound: .ended))
+        actions = machine.handle(.observed(Seen(now: 5.2, buffered: 0.3, sound: .ended)))
         #expect(machine.status.state == .finished)
         #expect(Self.soundActions(actions).isEmpty)
+        #expect(!actions.contains { if case .wake = $0 { true } else { false } })
+        // Over: nothing more happens.
+        #expect(machine.handle(.observed(Seen(now: 6, buffered: 0))) == [])
+        #expect(machine.handle(.paused(true)) == [])
     }
 
     @Test func theStoryEndingStopsItsSound() {
         var (machine, _) = Self.playing(sound: true)
-        let actions = machine.tick(Seen(now: 5, buffered: 5, sound: .playing(5)))
+        let actions = machine.handle(.observed(Seen(now: 5, buffered: 5, sound: .playing(5))))
         #expect(machine.status.state == .finished)
-        #expect(Self.soundActions(actions) == [.stopSound])
+        #expect(actions == [.show(at: 5), .stopSound])
     }
 
     @Test func nothingPlaysBeforeTheFirstFrame() {
-        var machine = PlaybackMachine(storyID: "s", duration: 5, startThreshold: 0.5, start: 0)
-        var actions = machine.tick(Seen(now: 0.3, buffered: 5, firstFrameReady: false, sound: .waiting))
+        var machine = PlaybackMachine(storyID: "s", duration: 5, startThreshold: 0.5, start: 0, waitLimit: 30)
+        var actions = machine.handle(.observed(Seen(now: 0.3, buffered: 5, firstFrameReady: false, sound: .waiting)))
         #expect(machine.status.state == .loading)
-        #expect(actions.isEmpty)
-        actions = machine.tick(Seen(now: 0.4, buffered: 5, firstFrameReady: true, sound: .waiting))
+        // The bytes are there: woken by the decoder's first frame, not at the wait limit.
+        #expect(actions == [.wake(at: nil)])
+        actions = machine.handle(.observed(Seen(now: 0.4, buffered: 5, firstFrameReady: true, sound: .waiting)))
         #expect(machine.status.startupMs == 400)
         #expect(Self.soundActions(actions) == [.startSound(at: 0)])
     }
 
+    @Test func failuresEndTheStoryWithTheOriginsFaultFirst() {
+        // The version changed: the player starts over on the new one.
+        var (machine, _) = Self.playing(sound: true)
+        var seen = Seen(now: 1, buffered: 4, sound: .playing(1))
+        seen.versionChanged = true
+        #expect(machine.handle(.observed(seen)) == [.stopSound, .fail("the video changed at the origin")])
+        #expect(machine.status.state == .failed)
+        #expect(
+            machine.handle(.failed("the video changed at the origin"))
+                == [.emit(.failed(id: "s", message: "the video changed at the origin"))])
+        #expect(machine.status.error == "the video changed at the origin")
+        #expect(machine.handle(.failed("again")) == [])
+        // The decoder failing for bytes the download could not get reports the download's failure.
+        (machine, _) = Self.playing(sound: false)
+        seen = Seen(now: 1, buffered: 4)
+        seen.decoderFailure = "invalid data"
+        #expect(machine.handle(.observed(seen)) == [.fail("cannot decode the video: invalid data")])
+        (machine, _) = Self.playing(sound: false)
+        seen.downloadFailure = "connection refused"
+        #expect(machine.handle(.observed(seen)) == [.fail("connection refused")])
+        // A failed download alone plays out what is buffered, then fails.
+        (machine, _) = Self.playing(sound: false)
+        seen = Seen(now: 1, buffered: 2)
+        seen.downloadFailure = "connection refused"
+        #expect(machine.handle(.observed(seen)) == [.show(at: 1), .wake(at: 2)])
+        seen.now = 3
+        seen.buffered = 1
+        #expect(machine.handle(.observed(seen)).last == .fail("connection refused"))
+    }
+
     @Test func loadingWithoutBytesGivesUpAtTheWaitLimitButASlowDecoderDoesNot() {
         var machine = PlaybackMachine(storyID: "s", duration: 5, startThreshold: 0.5, start: 0, waitLimit: 30)
-        #expect(machine.tick(Seen(now: 29.9, buffered: 0.2)).isEmpty)
-        #expect(machine.tick(Seen(now: 30, buffered: 0.2)) == [.giveUp(waited: 30)])
+        #expect(machine.handle(.observed(Seen(now: 29.9, buffered: 0.2))) == [.wake(at: 30)])
+        #expect(machine.handle(.observed(Seen(now: 30, buffered: 0.2))) == [.giveUp(waited: 30)])
         #expect(machine.status.state == .failed)
         // The bytes are there, the first frame is not: the decoder's turn, not the origin's.
         var decoding = PlaybackMachine(storyID: "s", duration: 5, startThreshold: 0.5, start: 0, waitLimit: 30)
-        #expect(decoding.tick(Seen(now: 40, buffered: 5, firstFrameReady: false)).isEmpty)
+        #expect(decoding.handle(.observed(Seen(now: 40, buffered: 5, firstFrameReady: false))) == [.wake(at: nil)])
         #expect(decoding.status.state == .loading)
         // A story that started over (a new version) at 100 s waits anew from there.
         var again = PlaybackMachine(
             storyID: "s", duration: 5, startThreshold: 0.5, start: 0, waitLimit: 30, waitingSince: 100)
-        #expect(again.tick(Seen(now: 120, buffered: 0.2)).isEmpty)
-        #expect(again.tick(Seen(now: 130, buffered: 0.2)) == [.giveUp(waited: 30)])
-        // No limit: it waits.
+        #expect(again.handle(.observed(Seen(now: 120, buffered: 0.2))) == [.wake(at: 130)])
+        #expect(again.handle(.observed(Seen(now: 130, buffered: 0.2))) == [.giveUp(waited: 30)])
+        // No limit: it waits for news.
         var patient = PlaybackMachine(storyID: "s", duration: 5, startThreshold: 0.5, start: 0)
-        #expect(patient.tick(Seen(now: 100, buffered: 0)).isEmpty)
+        #expect(patient.handle(.observed(Seen(now: 100, buffered: 0))) == [.wake(at: nil)])
     }
 
     @Test func aStallGivesUpAfterTheWaitLimitNotCountingPausedTime() {
         var machine = PlaybackMachine(storyID: "s", duration: 50, startThreshold: 0.5, start: 0, waitLimit: 30)
-        _ = machine.tick(Seen(now: 0, buffered: 2))
-        _ = machine.tick(Seen(now: 2, buffered: 2))
+        _ = machine.handle(.observed(Seen(now: 0, buffered: 2)))
+        #expect(machine.handle(.observed(Seen(now: 2, buffered: 2))).last == .wake(at: 32))
         #expect(machine.status.state == .stalled)
-        _ = machine.tick(Seen(now: 20, buffered: 0.1))
-        machine.setPaused(true)
-        _ = machine.tick(Seen(now: 100, buffered: 0.1))  // 80 s paused: not waiting on the origin
-        machine.setPaused(false)
-        _ = machine.tick(Seen(now: 100.1, buffered: 0.1))
+        #expect(machine.handle(.observed(Seen(now: 20, buffered: 0.1))) == [.show(at: 2), .wake(at: 32)])
+        _ = machine.handle(.paused(true))
+        #expect(machine.handle(.observed(Seen(now: 100, buffered: 0.1))).last == .wake(at: nil))  // 80 s paused
+        _ = machine.handle(.paused(false))
+        // 18.1 s of the 30 waited: it looks again when the rest has passed.
+        guard case .wake(let deadline?)? = machine.handle(.observed(Seen(now: 100.1, buffered: 0.1))).last else {
+            Issue.record("no deadline")
+            return
+        }
+        #expect(abs(deadline - 112) < 1e-9)
         #expect(machine.status.state == .stalled)
-        let actions = machine.tick(Seen(now: 112.1, buffered: 0.1))
+        let actions = machine.handle(.observed(Seen(now: 112.1, buffered: 0.1)))
         guard case .giveUp(let waited)? = actions.first, actions.count == 1 else {
             Issue.record("\(actions)")
             return
@@ -177,13 +273,14 @@ struct PlaybackMachineTests {
 
     @Test func bytesArrivingEndTheStallAndItsCount() {
         var machine = PlaybackMachine(storyID: "s", duration: 100, startThreshold: 0.5, start: 0, waitLimit: 30)
-        _ = machine.tick(Seen(now: 0, buffered: 2))
-        _ = machine.tick(Seen(now: 2, buffered: 2))
-        _ = machine.tick(Seen(now: 22, buffered: 0))
-        _ = machine.tick(Seen(now: 23, buffered: 1))  // resumed
+        _ = machine.handle(.observed(Seen(now: 0, buffered: 2)))
+        _ = machine.handle(.observed(Seen(now: 2, buffered: 2)))
+        _ = machine.handle(.observed(Seen(now: 22, buffered: 0)))
+        _ = machine.handle(.observed(Seen(now: 23, buffered: 1)))  // resumed
         #expect(machine.status.state == .playing)
-        _ = machine.tick(Seen(now: 24, buffered: 1))  // stalls again: a new count
-        _ = machine.tick(Seen(now: 44, buffered: 0))
+        _ = machine.handle(.observed(Seen(now: 24, buffered: 1)))  // stalls again: a new count
+        _ = machine.handle(.observed(Seen(now: 44, buffered: 0)))
         #expect(machine.status.state == .stalled)
+        #expect(machine.status.stalls == 2)
     }
 }

@@ -226,6 +226,11 @@ final class FetchCoordinator: Sendable {
         }
     }
 
+    /// The check of `key` running now, if one is.
+    func runningValidation(_ key: CacheKey) -> Task<Void, Never>? {
+        state.withLockedValue { $0.keys[key]?.validationTask }
+    }
+
     /// True when `key`'s once-per-session check has ended and still holds at `now` (a key not seen yet has not
     /// been checked).
     func validationEnded(_ key: CacheKey, now: Date) -> Bool {

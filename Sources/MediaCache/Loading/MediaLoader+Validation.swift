@@ -17,6 +17,10 @@ extension MediaLoader {
         coordinator.pruneIdleKeys(keeping: key)
     }
 
+    /// Returns once the check of `key`'s cached copy running now (if one is) has its answer; starts none. A
+    /// player plays a cached copy at once and looks again when the check says whether it is still the origin's.
+    public func checkFinished(key: CacheKey) async { await coordinator.runningValidation(key)?.value }
+
     /// Starts the once-per-session check of `key`'s cached copy unless it ran or is running; returns the running
     /// check (nil when there is nothing to check or it is done).
     @discardableResult

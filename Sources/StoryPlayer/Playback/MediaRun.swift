@@ -32,6 +32,8 @@ final class MediaRun: @unchecked Sendable {
     private var version = 0
     /// True while the decoder waits for a part whose length is not known yet.
     private var decoderWaiting = false
+    /// Told when the decoder starts waiting for the run to reach further.
+    private var onDecoderWaiting: (@Sendable () -> Void)?
 
     /// A run of `parts`, followed by `pending` parts whose lengths are learned as they are reached.
     init(_ parts: MediaParts, pending: [Pending] = []) {
@@ -105,6 +107,10 @@ final class MediaRun: @unchecked Sendable {
     /// True while the decoder waits for the run to reach further (the demuxer may read ahead of the playhead,
     /// e.g. to learn the streams before the first frame): the player then learns the next length for it.
     var decoderIsWaiting: Bool { locked { decoderWaiting } }
+
+    /// Calls `wake` whenever the decoder starts waiting for the run to reach further (the download then learns
+    /// the next length for it).
+    func whenDecoderWaits(_ wake: @escaping @Sendable () -> Void) { locked { onDecoderWaiting = wake } }
 
     /// Replaces the parts from `index` on with `parts` (lengths not known yet); false (nothing changed) while the
     /// decoder reads there or further on.
@@ -204,6 +210,7 @@ final class MediaRun: @unchecked Sendable {
                     return known.parts[index]
                 }
                 if pending.isEmpty || stopped() { return nil }
+                if !decoderWaiting { onDecoderWaiting?() }
                 decoderWaiting = true
                 condition.wait()
             }

@@ -1,11 +1,15 @@
 import Foundation
+import MediaCache
 
-/// One story's playback as a value: the player's threads (download, decoder, sound output, clock) report what they
-/// see each tick, and the machine moves the state (loading, playing, stalled, paused, finished) and the playhead
-/// and returns what to do. While the story's sound plays, the playhead is the audio clock (the frame being heard);
-/// muted, silent or without a device it follows the system clock. Tested as a plain value.
+/// One story's playback as a value: every decision of the player is an event into it that returns what to do.
+/// The player's threads report what they see (`observed`: the clock, bytes, frames, sound, failures), the viewer's
+/// keys come as `paused` and `seek`, and the machine moves the state (loading, playing, stalled, paused, finished,
+/// failed) and the playhead, starts and stops the sound, restarts the download a seek needs, gives up on bytes
+/// that do not come, and says when the player must look again (`wake`). While the story's sound plays, the playhead
+/// is the audio clock (the frame being heard); muted, silent or without a device it follows the system clock.
+/// It holds the story's one status. Tested as a plain value.
 struct PlaybackMachine {
-    /// What the player's threads see at one tick.
+    /// What the player's threads see at one moment.
     struct Observation: Equatable {
         /// The player's clock.
         var now: Double
@@ -15,24 +19,68 @@ struct PlaybackMachine {
         var firstFrameReady = true
         /// Where the story's sound is: nil when it cannot be heard (muted, no sound in the story, no device).
         var sound: SoundReading?
+        /// Whether the story's sound is heard, for the status.
+        var storySound = StorySound.off
+        /// The time of the next decoded frame to show, if one is waiting.
+        var upcomingFrame: Double?
+        /// Frames shown and dropped, and their cadence.
+        var frames = FrameCounts()
+        /// Seconds between frames, once known.
+        var frameInterval: Double?
+        /// The media time the download has reached.
+        var downloadedThrough = Double.infinity
+        /// The media time the parts whose lengths are known reach (an HLS story learns more as it plays).
+        var knownThrough = Double.infinity
+        /// The bytes of the story, as far as known.
+        var contentLength: Int64?
+        /// The check against the origin could not reach it: the cached copy plays.
+        var offline = false
+        /// Why the download stopped, if it failed.
+        var downloadFailure: String?
+        /// Why the decoder stopped, if it failed.
+        var decoderFailure: String?
+        /// The cached copy this attempt started with was replaced by another version.
+        var versionChanged = false
     }
 
-    /// What the player does after a tick.
+    /// What happens to the story.
+    enum Event: Equatable {
+        /// Time passed; this is what the player's threads see now.
+        case observed(Observation)
+        /// The viewer paused (true) or resumed.
+        case paused(Bool)
+        /// The viewer moved the playhead by this many seconds (ignored while loading).
+        case seek(by: Double)
+        /// The story's file was read: how long it plays, how many bytes, where they come from, and the one
+        /// sentence about the file the viewer should know (a file cut short: it ends where its bytes do).
+        case opened(duration: Double, contentLength: Int64?, cache: CacheOutcome, note: String?)
+        /// The story cannot play: the sentence says why.
+        case failed(String)
+    }
+
+    /// What the player does.
     enum Action: Equatable {
         /// Report an event.
         case emit(PlayerEvent)
-        /// The playhead jumped (a seek): the decoder and the download follow it.
+        /// The playhead jumped (a seek): the decoder follows it.
         case seek(to: Double)
+        /// The download starts again where the media at this time starts (a seek past what it reached).
+        case restartDownload(at: Double)
         /// Play the story's sound from this time (what played before is dropped).
         case startSound(at: Double)
         /// Stop the story's sound at once.
         case stopSound
+        /// The decoder shows the frame due at this time.
+        case show(at: Double)
         /// The story waited `waitLimit` seconds for bytes that did not come: it fails, naming the origin's fault.
         case giveUp(waited: Double)
+        /// The story stops with this error.
+        case fail(String)
+        /// Look again at this clock time at the latest (nil: only when woken by bytes, a frame, a key or a failure).
+        case wake(at: Double?)
     }
 
     let storyID: String
-    let duration: Double
     let startThreshold: Double
     /// The clock's time when the story was asked for (for the startup time).
     let start: Double
@@ -41,59 +89,113 @@ struct PlaybackMachine {
     /// Since when the story has waited for its first bytes (this attempt's start: a story that starts over on a
     /// new version waits anew).
     let waitingSince: Double
-    private(set) var status: PlaybackStatus
+    /// How often the audio clock is read while the sound is about to start.
+    static let soundStartInterval = 0.005
+    private(set) var status = PlaybackStatus()
     private(set) var paused = false
     private(set) var soundPlaying = false
-    private var seekBy: Double = 0
+    /// The file stops inside its payload: the decoder failing at the missing bytes is its end, not an error.
+    private(set) var endsEarly = false
     private var last: Double?
+    private var seen: Observation?
     private var stallStart: Double?
     /// The sound ended before the picture: the system clock carries on (until a seek brings sound back).
     private var soundOver = false
     /// Seconds of the current stall spent waiting for bytes (paused time not counted).
     private var starved: Double = 0
 
-    /// A story of `duration` seconds, loading, asked for at `start`; it gives up after `waitLimit` seconds
-    /// without the bytes it needs (counted from `start` while it loads, from the stall's start while stalled).
-    init(
-        storyID: String, duration: Double, startThreshold: Double, start: Double, waitLimit: Double? = nil,
-        waitingSince: Double? = nil, status: PlaybackStatus = PlaybackStatus()
-    ) {
+    /// A story loading, asked for at `start`; it gives up after `waitLimit` seconds without the bytes it needs
+    /// (counted from `waitingSince` while it loads, from the stall's start while stalled).
+    init(storyID: String, startThreshold: Double, start: Double, waitLimit: Double? = nil, waitingSince: Double? = nil) {
         self.storyID = storyID
-        self.duration = duration
         self.startThreshold = startThreshold
         self.start = start
         self.waitLimit = waitLimit
         self.waitingSince = waitingSince ?? start
-        self.status = status
-        self.status.duration = duration
     }
 
-    /// Pauses or resumes (applied at the next tick).
-    mutating func setPaused(_ paused: Bool) { self.paused = paused }
+    /// A story of `duration` seconds already opened (what most tests start from).
+    init(storyID: String, duration: Double, startThreshold: Double, start: Double, waitLimit: Double? = nil, waitingSince: Double? = nil) {
+        self.init(storyID: storyID, startThreshold: startThreshold, start: start, waitLimit: waitLimit, waitingSince: waitingSince)
+        _ = handle(.opened(duration: duration, contentLength: nil, cache: .miss, note: nil))
+    }
 
-    /// Moves the playhead by `seconds` at the next tick (ignored while loading).
-    mutating func seek(by seconds: Double) { seekBy += seconds }
-
-    /// One step: the playhead moves by the clock that drives it, within what is buffered.
-    mutating func tick(_ seen: Observation) -> [Action] {
+    /// Handles one event and returns what to do, in order.
+    mutating func handle(_ event: Event) -> [Action] {
+        guard status.state != .finished, status.state != .failed || isFailure(event) else { return [] }
         var actions: [Action] = []
+        switch event {
+        case .observed(let observation):
+            observe(observation, &actions)
+        case .paused(let paused):
+            self.paused = paused
+            if status.state == .playing, paused { status.state = .paused }
+            if status.state == .paused, !paused { status.state = .playing }
+        case .seek(let seconds):
+            // The sound starts again at the new playhead once a look there finds it can play on.
+            seek(by: seconds, &actions)
+            return actions
+        case .opened(let duration, let length, let cache, let note):
+            status.duration = duration
+            status.contentLength = length
+            status.cache = cache
+            if let note {
+                status.note = note
+                endsEarly = true
+                actions.append(.emit(.note(id: storyID, message: note)))
+            }
+        case .failed(let message):
+            if soundPlaying { actions.append(.stopSound) }
+            soundPlaying = false
+            status.state = .failed
+            status.error = message
+            actions.append(.emit(.failed(id: storyID, message: message)))
+            return actions
+        }
+        soundFollowsPlayback(&actions)
+        return actions
+    }
+
+    private func isFailure(_ event: Event) -> Bool {
+        if case .failed = event { return status.error == nil }
+        return false
+    }
+
+    private mutating func seek(by seconds: Double, _ actions: inout [Action]) {
+        guard seconds != 0, status.state != .loading, let duration = status.duration else { return }
+        status.position = Swift.max(0, Swift.min(duration - 0.001, status.position + seconds))
+        actions.append(.seek(to: status.position))
+        // Past what the download reached: it restarts where the new playhead's data starts (an HLS story's
+        // segment, from its key frame) instead of reading the gap.
+        if let seen, status.position >= seen.knownThrough || status.position > seen.downloadedThrough {
+            actions.append(.restartDownload(at: status.position))
+        }
+        soundOver = false
+        if soundPlaying {
+            actions.append(.stopSound)
+            soundPlaying = false
+        }
+        // What was buffered was measured at the old playhead: nothing is known at the new one until looked at.
+        status.bufferedSeconds = 0
+    }
+
+    private mutating func observe(_ seen: Observation, _ actions: inout [Action]) {
+        self.seen = seen
         let elapsed = Swift.max(0, seen.now - (last ?? seen.now))
         last = seen.now
-        var buffered = seen.buffered
-        if seekBy != 0, status.state != .loading {
-            status.position = Swift.max(0, Swift.min(duration - 0.001, status.position + seekBy))
-            actions.append(.seek(to: status.position))
-            soundOver = false
-            if soundPlaying {
-                // The sound starts again at the new playhead once it plays on (the state below decides).
-                actions.append(.stopSound)
-                soundPlaying = false
-            }
-            // What was buffered was measured at the old playhead: nothing is known at the new one until next tick.
-            buffered = 0
+        status.contentLength = seen.contentLength ?? status.contentLength
+        if seen.offline { status.cache = .offline }
+        status.sound = seen.storySound
+        status.frames = seen.frames
+        status.frameInterval = seen.frameInterval
+        if let failure = failure(seen) { return end(with: .fail(failure), &actions) }
+        guard let duration = status.duration else {
+            actions.append(.wake(at: nil))
+            return
         }
-        seekBy = 0
+        let buffered = seen.buffered
         let bufferedToEnd = status.position + buffered >= duration - 1e-6
+        var advance = 0.0
         switch status.state {
         case .loading:
             if buffered >= startThreshold || bufferedToEnd, seen.firstFrameReady {
@@ -103,8 +205,7 @@ struct PlaybackMachine {
                     .emit(.firstFrame(id: storyID, startupMs: status.startupMs ?? 0, cache: status.cache ?? .miss, duration: duration)))
             } else if buffered < startThreshold, !bufferedToEnd, let waitLimit, seen.now - waitingSince >= waitLimit {
                 // Still without the bytes for a first frame (a decoder that is slow with them is no reason).
-                status.state = .failed
-                actions.append(.giveUp(waited: seen.now - waitingSince))
+                return end(with: .giveUp(waited: seen.now - waitingSince), &actions)
             }
         case .playing, .paused:
             if paused {
@@ -121,7 +222,7 @@ struct PlaybackMachine {
                 case .ended: soundOver = true
                 }
             }
-            let advance = Swift.min(clock, buffered)
+            advance = Swift.min(clock, buffered)
             status.position = Swift.min(duration, status.position + advance)
             if status.position >= duration - 1e-6 {
                 status.state = .finished
@@ -142,15 +243,44 @@ struct PlaybackMachine {
                 actions.append(
                     .emit(.stallEnd(id: storyID, durationMs: Int(((seen.now - (stallStart ?? seen.now)) * 1000).rounded()))))
             } else if let waitLimit, starved >= waitLimit {
-                status.state = .failed
-                actions.append(.giveUp(waited: starved))
+                return end(with: .giveUp(waited: starved), &actions)
             }
         case .finished, .failed:
             break
         }
-        // Sound plays exactly while the story plays and can be heard: a pause, a stall, muting or the end stop it
-        // at once, and it starts again at the playhead.
-        let wanted = seen.sound != nil && status.state == .playing && !paused && !soundOver
+        status.bufferedSeconds = Swift.max(0, buffered - advance)
+        if let failure = seen.downloadFailure, status.bufferedSeconds <= 0, status.state != .finished, status.state != .loading {
+            return end(with: .fail(failure), &actions)
+        }
+        if status.state != .loading { actions.append(.show(at: status.position)) }
+        soundFollowsPlayback(&actions, seen: seen)
+        if status.state != .finished { actions.append(.wake(at: nextWake(seen))) }
+    }
+
+    /// The story fails: its sound stops first, then `action` says why.
+    private mutating func end(with action: Action, _ actions: inout [Action]) {
+        status.state = .failed
+        if soundPlaying { actions.append(.stopSound) }
+        soundPlaying = false
+        actions.append(action)
+    }
+
+    /// A failure that ends the story whatever is buffered.
+    private func failure(_ seen: Observation) -> String? {
+        if seen.versionChanged { return "the video changed at the origin" }
+        if let failure = seen.decoderFailure, !endsEarly {
+            // Bytes that did not come are the origin's fault, not the video's.
+            return seen.downloadFailure ?? "cannot decode the video: \(failure)"
+        }
+        if let failure = seen.downloadFailure, status.state == .loading, seen.buffered <= 0 { return failure }
+        return nil
+    }
+
+    /// Sound plays exactly while the story plays and can be heard: a pause, a stall, muting or the end stop it at
+    /// once, and it starts again at the playhead.
+    private mutating func soundFollowsPlayback(_ actions: inout [Action], seen: Observation? = nil) {
+        let audible = (seen ?? self.seen)?.sound != nil
+        let wanted = audible && status.state == .playing && !paused && !soundOver
         if wanted, !soundPlaying {
             actions.append(.startSound(at: status.position))
             soundPlaying = true
@@ -158,9 +288,27 @@ struct PlaybackMachine {
             actions.append(.stopSound)
             soundPlaying = false
         }
-        return actions
     }
 
-    /// Sets what the player learns beside the clock (cache outcome, length, frames, buffered after the move).
-    mutating func update(_ change: (inout PlaybackStatus) -> Void) { change(&status) }
+    /// When the player must look again without being woken: the next frame, the buffer running dry, the end, the
+    /// sound starting, the wait limit. Bytes, frames, keys and failures wake it sooner.
+    private func nextWake(_ seen: Observation) -> Double? {
+        let now = seen.now
+        switch status.state {
+        case .loading:
+            // With the bytes there, the decoder's first frame is what it waits for (and wakes it).
+            let haveBytes = seen.buffered >= startThreshold || status.position + seen.buffered >= (status.duration ?? 0) - 1e-6
+            return haveBytes ? nil : waitLimit.map { waitingSince + $0 }
+        case .stalled:
+            return paused ? nil : waitLimit.map { now + Swift.max(0, $0 - starved) }
+        case .playing:
+            guard let duration = status.duration else { return nil }
+            var due = [now + (duration - status.position), now + status.bufferedSeconds]
+            if let upcoming = seen.upcomingFrame, upcoming > status.position { due.append(now + (upcoming - status.position)) }
+            if soundPlaying, !soundOver, seen.sound == .waiting { due.append(now + Self.soundStartInterval) }
+            return due.min()
+        case .paused, .finished, .failed:
+            return nil
+        }
+    }
 }

@@ -7,8 +7,6 @@ public struct PlayerConfiguration: Sendable, Equatable {
     public var startThreshold: Double = 0.5
     /// Media read ahead of the playhead.
     public var readAhead: Double = 2
-    /// How often the playhead moves (at least twice a frame while video is decoded).
-    public var tick: Double = 0.05
     /// Decode the video and keep the frame at the playhead (off: only bytes are consumed, as before pictures).
     public var decodesVideo = false
     /// Report each new picture shown as a `frame` event (for lining a run up with a recording of its sound).

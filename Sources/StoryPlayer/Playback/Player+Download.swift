@@ -11,6 +11,7 @@ extension Player {
             } catch is CancellationError {
             } catch {
                 shared.withLockedValue { $0.failure = "\(error)" }
+                wakeup.signal()
             }
         }
     }
@@ -27,6 +28,7 @@ extension Player {
             } catch is CancellationError {
             } catch {
                 shared.withLockedValue { $0.failure = "\(error)" }
+                wakeup.signal()
             }
         }
     }
@@ -67,11 +69,15 @@ extension Player {
                     requestedLength: end - position))
             let iterator = stream.makeAsyncIterator()
             while true {
-                let ahead = shared.withLockedValue { s in parts.seconds(at: s.downloadedEnd) - s.status.position }
+                let (playhead, paused) = (status, shared.withLockedValue { $0.paused })
+                let ahead = parts.seconds(at: shared.withLockedValue { $0.downloadedEnd }) - playhead.position
                 if ahead > configuration.readAhead {
                     // The demuxer reading further than the playhead needs waits for no download, only a length.
                     if run.decoderIsWaiting { _ = try await run.resolveNext(loader: loader) }
-                    try await clock.sleep(until: clock.now + configuration.tick)
+                    // Until the playhead comes within `readAhead` (it moves with the clock while playing), or moves.
+                    let moving = playhead.state == .playing && !paused
+                    try await progress.wait(
+                        until: moving ? clock.now + ahead - configuration.readAhead : nil, on: clock)
                     continue
                 }
                 // What the link delivers while the player waits on it (bytes from the disk take no waiting).
@@ -81,6 +87,8 @@ extension Player {
                     bytes: loader.metrics.originBytesReceived - originBefore, seconds: clock.now - waitStart)
                 position = part.start + (chunk.offset - part.range.lowerBound) + Int64(chunk.bytes.count)
                 shared.withLockedValue { $0.downloadedEnd = position }
+                // Bytes arrived: what is buffered changed (a first frame, a stall's end, the preload gate).
+                wakeup.signal()
             }
             position = end
         }

@@ -44,7 +44,10 @@ extension Player {
 
     /// Shows `frame` (this story's first, decoded ahead at the current box) until the decoder has its own, so
     /// the story's first frame is on screen the moment it starts.
-    public func hold(_ frame: VideoFrame) { shared.withLockedValue { $0.held = frame } }
+    public func hold(_ frame: VideoFrame) {
+        shared.withLockedValue { $0.held = frame }
+        wakeup.signal()
+    }
 }
 
 /// First frames decoded ahead for the stories → and auto-advance go to next, held until their story starts.

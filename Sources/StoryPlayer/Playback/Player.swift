@@ -32,7 +32,9 @@ public final class Player: Sendable {
     private static let nextSoundID = NIOLockedValueBox(0)
     struct Shared {
         var muted = false
+        /// The machine's status as of `statusAt` on the player's clock.
         var status = PlaybackStatus()
+        var statusAt = 0.0
         var paused = false
         var downloadedEnd: Int64 = 0
         var failure: String?
@@ -42,10 +44,12 @@ public final class Player: Sendable {
         var run: MediaRun?
         /// The first frame, decoded ahead of this story's turn: shown until the decoder has one.
         var held: VideoFrame?
-        /// The file stops inside its payload: the decoder failing at the missing bytes is its end, not an error.
-        var endsEarly = false
     }
     let shared: NIOLockedValueBox<Shared>
+    /// Wakes the playback loop: bytes it waits for, a frame, a key, a failure, the check against the origin.
+    let wakeup = Wakeup()
+    /// Wakes the download when the playhead moved (it reads at most `readAhead` seconds ahead).
+    let progress = Wakeup()
 
     /// A player for `url` (an MP4, or an HLS playlist whose variant playlists and segments are cached under
     /// `partKey`); `fallbackDuration` is used for media that is neither.
@@ -72,19 +76,33 @@ public final class Player: Sendable {
     }
 
     /// Mutes or unmutes the story's sound (the playhead then follows the system clock, or the audio clock again).
-    public func setMuted(_ muted: Bool) { shared.withLockedValue { $0.muted = muted } }
+    public func setMuted(_ muted: Bool) {
+        shared.withLockedValue { $0.muted = muted }
+        wakeup.signal()
+    }
 
-    /// The current status.
-    public var status: PlaybackStatus { shared.withLockedValue { $0.status } }
+    /// The current status. While the story plays, the playhead is where the clock has moved it since the player
+    /// last looked (within what is buffered): the player wakes for frames and events, not to move a progress bar.
+    public var status: PlaybackStatus {
+        let (status, at) = shared.withLockedValue { ($0.status, $0.statusAt) }
+        guard status.state == .playing, let duration = status.duration else { return status }
+        var moved = status
+        let elapsed = Swift.max(0, Swift.min(clock.now - at, status.bufferedSeconds, duration - status.position))
+        moved.position += elapsed
+        moved.bufferedSeconds -= elapsed
+        return moved
+    }
 
     /// The resources the story plays, once known (an HLS story's segments as one run).
     /// (Parts whose lengths are not learned yet count at the average size of those that are.)
     var parts: MediaParts? { shared.withLockedValue { $0.run }?.estimated }
 
     /// Pauses or resumes (a paused player neither moves nor counts stall time).
-    public func setPaused(_ paused: Bool) { shared.withLockedValue { $0.paused = paused } }
-
-    private func update(_ change: (inout PlaybackStatus) -> Void) { shared.withLockedValue { change(&$0.status) } }
+    public func setPaused(_ paused: Bool) {
+        shared.withLockedValue { $0.paused = paused }
+        wakeup.signal()
+        progress.signal()
+    }
 
     /// The picture at the playhead: nil before the first frame and when video is not decoded.
     public var frame: VideoFrame? {
@@ -103,7 +121,10 @@ public final class Player: Sendable {
     }
 
     /// Moves the playhead by `seconds` (negative: back) within the story.
-    public func seek(by seconds: Double) { shared.withLockedValue { $0.seekBy += seconds } }
+    public func seek(by seconds: Double) {
+        shared.withLockedValue { $0.seekBy += seconds }
+        wakeup.signal()
+    }
 
     /// Plays to the end (or until the task is cancelled) and returns the final status. When the origin turns out
     /// to hold a new version while a cached copy plays (the check runs beside playback), the story starts over on
@@ -119,30 +140,41 @@ public final class Player: Sendable {
         var restarts = 0
         while true {
             var generation: Int64?
+            // This attempt waits from now (a story started over on a new version waits anew).
+            var machine = PlaybackMachine(
+                storyID: storyID, startThreshold: configuration.startThreshold, start: start, waitLimit: clockWaitLimit,
+                waitingSince: clock.now)
+            publish(machine)
             do {
-                try await attempt(start: start, generation: &generation)
+                try await attempt(&machine, generation: &generation)
             } catch is CancellationError {
             } catch {
                 if versionChanged(since: generation), restarts < Self.maxRestarts {
                     restarts += 1
                     shared.withLockedValue { s in
-                        s.status = PlaybackStatus()
                         s.downloadedEnd = 0
                         s.failure = nil
                         s.seekBy = 0
-                        s.endsEarly = false
                     }
                     continue
                 }
-                let message = "\(error)"
-                update {
-                    $0.state = .failed
-                    $0.error = message
+                for action in machine.handle(.failed("\(error)")) {
+                    if case .emit(let event) = action { onEvent(event) }
                 }
-                onEvent(.failed(id: storyID, message: message))
+                publish(machine)
             }
             return status
         }
+    }
+
+    /// Makes `machine`'s status the one everybody reads.
+    private func publish(_ machine: PlaybackMachine) {
+        let (status, now) = (machine.status, clock.now)
+        shared.withLockedValue { s in
+            s.status = status
+            s.statusAt = now
+        }
+        progress.signal()
     }
 
     /// How often one run starts over because the origin's version changed under it.
@@ -154,11 +186,10 @@ public final class Player: Sendable {
         return current != generation
     }
 
-    private func attempt(start: Double, generation: inout Int64?) async throws {
+    private func attempt(_ machine: inout PlaybackMachine, generation: inout Int64?) async throws {
         let initiallyCached = loader.store.availableRanges(for: key)
         let (loader, url, key) = (self.loader, self.url, self.key)
-        // This attempt waits from now (a story started over on a new version waits anew).
-        let waitingSince = clock.now
+        let waitingSince = machine.waitingSince
         let info = try await withinWaitLimit(since: waitingSince) {
             try await loader.contentInformation(for: url, key: key)
         }
@@ -183,40 +214,34 @@ public final class Player: Sendable {
                     }
                 }
                 try await playRun(
-                    story.run, duration: story.duration, cache: story.cache, start: start, waitingSince: waitingSince,
+                    story.run, machine: &machine, duration: story.duration, cache: story.cache, note: nil,
                     generation: started, switcher: switcher)
             }
             return
         }
         let header = try await withinWaitLimit(since: waitingSince) { try await self.readHeader(length: length) }
-        if let note = header.note {
-            shared.withLockedValue {
-                $0.status.note = note
-                $0.endsEarly = true
-            }
-            onEvent(.note(id: storyID, message: note))
-        }
         try await playRun(
             MediaRun(
                 MediaParts(url: url, key: key, length: length, payload: header.payload, duration: header.duration)),
-            duration: header.duration, cache: CacheOutcome(cached: initiallyCached, length: length), start: start,
-            waitingSince: waitingSince, generation: generation, switcher: nil)
+            machine: &machine, duration: header.duration, cache: CacheOutcome(cached: initiallyCached, length: length),
+            note: header.note, generation: generation, switcher: nil)
     }
 
     /// Plays the run `run` (its media lasting `duration` seconds), decoding it when asked to.
     private func playRun(
-        _ run: MediaRun, duration: Double, cache: CacheOutcome, start: Double, waitingSince: Double,
+        _ run: MediaRun, machine: inout PlaybackMachine, duration: Double, cache: CacheOutcome, note: String?,
         generation: Int64?, switcher: HLSVariantSwitch?
     ) async throws {
         var cache = cache
         if loader.isOffline(key) { cache = .offline }
         if url.isFileURL { cache = .local }
         shared.withLockedValue { $0.run = run }
-        update {
-            $0.contentLength = run.estimated.length
-            $0.cache = cache
-            $0.duration = duration
+        let wakeup = self.wakeup
+        run.whenDecoderWaits { [progress] in progress.signal() }
+        for action in machine.handle(.opened(duration: duration, contentLength: run.estimated.length, cache: cache, note: note)) {
+            if case .emit(let event) = action { onEvent(event) }
         }
+        publish(machine)
         var decoder: MediaDecoder?
         // Sound is decoded whenever a device can play it (muted too: unmuting is then heard at once).
         let soundFormat = sound.flatMap { output -> SoundFormat? in
@@ -235,78 +260,68 @@ public final class Player: Sendable {
             }
             let video = MediaDecoder(
                 loader: loader, run: run, box: box, soundFormat: soundFormat, pictures: configuration.decodesVideo,
-                onFrame: onFrame)
+                onFrame: onFrame, onChange: { wakeup.signal() })
             shared.withLockedValue { $0.decoder = video }
             video.start()
             decoder = video
         }
         // The last frame stays readable after the decoder stops, for the still at the end.
         defer { decoder?.stop() }
-        try await play(
-            run, duration: duration, start: start, waitingSince: waitingSince, cache: cache, generation: generation,
-            decoder: decoder, switcher: switcher)
+        try await play(run, machine: &machine, generation: generation, decoder: decoder, switcher: switcher)
     }
 
+    /// The playback loop: it looks at what the threads see, hands that and the viewer's keys to the machine, does
+    /// what the machine says, and sleeps until the machine's next deadline or until woken.
     private func play(
-        _ run: MediaRun, duration: Double, start: Double, waitingSince: Double, cache: CacheOutcome,
-        generation: Int64?, decoder: MediaDecoder?, switcher: HLSVariantSwitch?
+        _ run: MediaRun, machine: inout PlaybackMachine, generation: Int64?, decoder: MediaDecoder?,
+        switcher: HLSVariantSwitch?
     ) async throws {
         var download = startDownload(run, from: run.parts.played.lowerBound, switcher: switcher)
+        // The check against the origin runs beside playback: look again when it has its answer.
+        let checked = Task { [loader, key, wakeup] in
+            await loader.checkFinished(key: key)
+            wakeup.signal()
+        }
         defer {
             download.cancel()
+            checked.cancel()
             sound?.stop(id: soundID)
         }
-        var tick = decoder == nil ? configuration.tick : Swift.min(configuration.tick, 0.02)
-        var machine = PlaybackMachine(
-            storyID: storyID, duration: duration, startThreshold: configuration.startThreshold, start: start,
-            waitLimit: clockWaitLimit, waitingSince: waitingSince, status: status)
         while true {
             try Task.checkCancellation()
-            let now = clock.now
-            let (paused, failure, seekBy, muted, held, endsEarly) = shared.withLockedValue { s in
+            var actions = machine.handle(.observed(observe(run, machine, generation: generation, decoder: decoder)))
+            let (paused, seekBy) = shared.withLockedValue { s in
                 defer { s.seekBy = 0 }
-                return (s.paused, s.failure, s.seekBy, s.muted, s.held != nil, s.endsEarly)
+                return (s.paused, s.seekBy)
             }
-            if versionChanged(since: generation) { throw PlayerError("the video changed at the origin") }
-            if let failure = decoder?.failure, !endsEarly {
-                // Bytes that did not come are the origin's fault, not the video's.
-                throw PlayerError(shared.withLockedValue { $0.failure } ?? "cannot decode the video: \(failure)")
+            // Keys after the time that passed before them; then a fresh look (a seek lands where nothing is known).
+            var keys = false
+            if paused != machine.paused {
+                actions += machine.handle(.paused(paused))
+                keys = true
             }
-            machine.setPaused(paused)
-            if seekBy != 0 { machine.seek(by: seekBy) }
-            // The check against the origin runs beside playback: show when it could not reach the origin.
-            machine.update { status in
-                if loader.isOffline(key) { status.cache = .offline }
-                // Grows as an HLS story learns its segments' lengths.
-                status.contentLength = run.estimatedLength
+            if seekBy != 0 {
+                actions += machine.handle(.seek(by: seekBy))
+                keys = true
             }
-            let queue = decoder?.sound
-            let story = storySound(decoder: decoder, queue: queue, muted: muted)
-            let reading: SoundReading? = story == .playing
-                ? (machine.soundPlaying ? sound?.reading(id: soundID) : .waiting) : nil
-            let seen = PlaybackMachine.Observation(
-                now: now, buffered: bufferedSeconds(at: machine.status.position, in: run.parts),
-                firstFrameReady: decoder.map { !$0.decodesPictures || $0.frame != nil || held } ?? true, sound: reading)
-            for action in machine.tick(seen) {
+            if keys { actions += machine.handle(.observed(observe(run, machine, generation: generation, decoder: decoder))) }
+            publish(machine)
+            var wake: Double?
+            for action in actions {
                 switch action {
                 case .emit(let event):
                     onEvent(event)
                 case .seek(let position):
                     decoder?.seek(to: position)
-                    // Past what the download reached: it restarts where the new playhead's data starts (an HLS
-                    // story's segment, from its key frame; what is cached there comes from the disk) instead of
-                    // reading the gap.
-                    let parts = run.parts
-                    if parts.knownEnd <= position
-                        || parts.offset(at: position) > shared.withLockedValue({ $0.downloadedEnd })
-                    {
-                        download.cancel()
-                        download = startDownload(run, at: position, switcher: switcher)
-                    }
+                case .restartDownload(let position):
+                    download.cancel()
+                    download = startDownload(run, at: position, switcher: switcher)
                 case .startSound(let position):
-                    if let queue { sound?.play(queue, from: position, id: soundID) }
+                    if let queue = decoder?.sound { sound?.play(queue, from: position, id: soundID) }
                 case .stopSound:
                     sound?.stop(id: soundID)
+                case .show(let position):
+                    decoder?.show(at: position)
                 case .giveUp:
                     let parts = run.parts
                     let byte = parts.offset(at: machine.status.position)
@@ -314,34 +329,37 @@ public final class Player: Sendable {
                         byte + parts.contiguousCached(from: byte, in: loader.store),
                         shared.withLockedValue { $0.downloadedEnd })
                     throw PlayerError(waitSentence(at: reached, of: run.estimatedLength))
+                case .fail(let message):
+                    throw PlayerError(message)
+                case .wake(let deadline):
+                    wake = deadline
                 }
             }
-            let position = machine.status.position
-            let after = bufferedSeconds(at: position, in: run.parts)
-            if let failure, after <= 0, machine.status.state != .finished {
-                throw PlayerError(failure)
-            }
-            machine.update { status in
-                status.bufferedSeconds = after
-                status.sound = story
-                if let decoder {
-                    status.frames = decoder.counts
-                    status.frameInterval = decoder.cadence?.interval
-                }
-            }
-            decoder?.show(at: position)
-            // Twice a shown frame: each frame is due at a tick, at an even beat.
-            if let interval = machine.status.frameInterval, interval > 0 { tick = Swift.min(tick, interval / 2) }
-            let final = machine.status
-            update { $0 = final }
-            if final.state == .finished { return }
-            // The next frame is due before the next tick: wake when it is, so it is shown on time.
-            var wait = tick
-            if final.state == .playing, let upcoming = decoder?.upcoming, upcoming > position {
-                wait = Swift.max(0.001, Swift.min(wait, upcoming - position))
-            }
-            try await clock.sleep(until: now + wait)
+            if machine.status.state == .finished { return }
+            try await wakeup.wait(until: wake, on: clock)
         }
+    }
+
+    /// What the player's threads see now, for the machine.
+    private func observe(
+        _ run: MediaRun, _ machine: PlaybackMachine, generation: Int64?, decoder: MediaDecoder?
+    ) -> PlaybackMachine.Observation {
+        let now = clock.now
+        let (muted, held, downloadedEnd, failure) = shared.withLockedValue { s in
+            (s.muted, s.held != nil, s.downloadedEnd, s.failure)
+        }
+        let story = storySound(decoder: decoder, queue: decoder?.sound, muted: muted)
+        let parts = run.parts
+        return PlaybackMachine.Observation(
+            now: now, buffered: bufferedSeconds(at: machine.status.position, in: parts, downloadedEnd: downloadedEnd),
+            firstFrameReady: decoder.map { !$0.decodesPictures || $0.frame != nil || held } ?? true,
+            sound: story == .playing ? (machine.soundPlaying ? sound?.reading(id: soundID) : .waiting) : nil,
+            storySound: story, upcomingFrame: decoder?.upcoming, frames: decoder?.counts ?? FrameCounts(),
+            frameInterval: decoder?.cadence?.interval, downloadedThrough: parts.seconds(at: downloadedEnd),
+            knownThrough: parts.knownEnd,
+            // Grows as an HLS story learns its segments' lengths.
+            contentLength: run.estimatedLength, offline: loader.isOffline(key), downloadFailure: failure,
+            decoderFailure: decoder?.failure.map { "\($0)" }, versionChanged: versionChanged(since: generation))
     }
 
     /// Whether the story's sound can be heard now, for the machine and the header.
@@ -357,10 +375,10 @@ public final class Player: Sendable {
 
     /// Seconds of media available from the playhead at `position` on (contiguous), from disk or from a
     /// stream-through download.
-    private func bufferedSeconds(at position: Double, in parts: MediaParts) -> Double {
+    private func bufferedSeconds(at position: Double, in parts: MediaParts, downloadedEnd: Int64) -> Double {
         let byte = parts.offset(at: position)
         let onDisk = parts.contiguousCached(from: byte, in: loader.store)
-        let streamed = shared.withLockedValue { $0.downloadedEnd } - byte
+        let streamed = downloadedEnd - byte
         let bytes = Swift.min(Swift.max(onDisk, streamed, 0), parts.played.upperBound - byte)
         return Swift.max(0, parts.seconds(at: byte + bytes) - parts.seconds(at: byte))
     }

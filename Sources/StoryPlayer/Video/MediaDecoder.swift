@@ -38,6 +38,9 @@ public final class MediaDecoder: @unchecked Sendable {
     private let onFrame: (@Sendable (Double) -> Void)?
     /// Decodes at a lower priority than playback (a first frame decoded ahead of its story's turn).
     private let background: Bool
+    /// Told (on the decoding thread) when the player has something new to look at: the file opened or failed,
+    /// the first frame, the next frame's time.
+    private let onChange: (@Sendable () -> Void)?
     private let condition = NSCondition()
     private var shared: Shared
 
@@ -56,9 +59,11 @@ public final class MediaDecoder: @unchecked Sendable {
     /// A decoder of the run of bytes `run` (an HLS story's segments one after another, which may switch variant).
     init(
         loader: MediaLoader, run: MediaRun, box: (width: Int, height: Int), soundFormat: SoundFormat? = nil,
-        pictures: Bool = true, onFrame: (@Sendable (Double) -> Void)? = nil, background: Bool = false
+        pictures: Bool = true, onFrame: (@Sendable (Double) -> Void)? = nil, background: Bool = false,
+        onChange: (@Sendable () -> Void)? = nil
     ) {
         self.background = background
+        self.onChange = onChange
         self.onFrame = onFrame
         media = run
         self.soundFormat = soundFormat
@@ -158,6 +163,7 @@ public final class MediaDecoder: @unchecked Sendable {
                 s.sound = sound
                 s.opened = true
             }
+            onChange?()
             try decodeLoop(reader, sound: sound)
         } catch {
             let stopped = locked { $0.stopped }
@@ -167,6 +173,7 @@ public final class MediaDecoder: @unchecked Sendable {
                 s.failure = failure
                 s.opened = true
             }
+            onChange?()
         }
     }
 
@@ -275,7 +282,11 @@ public final class MediaDecoder: @unchecked Sendable {
                 }
             }
             let next = pendingTime
-            locked { $0.upcoming = next }
+            let changed = locked { s in
+                defer { s.upcoming = next }
+                return s.upcoming != next
+            }
+            if changed || sequence == 1 && dueTime != nil { onChange?() }
             if let sound, !soundOver { soundOver = decodeSound(reader, into: sound, around: target) }
         }
     }
