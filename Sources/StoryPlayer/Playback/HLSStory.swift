@@ -47,7 +47,7 @@ struct HLSStory: Sendable {
             // The highest variant the measured link carries with headroom (the lowest before anything was
             // measured), or a higher one already in the cache: it plays without the link.
             let measured = master.variant(forThroughput: throughput)
-            let cached = master.byBandwidth.last { loader.store.info(for: partKey($0.url))?.state == .complete }
+            let cached = master.byBandwidth.last { loader.cached(partKey($0.url))?.state == .complete }
             guard let variant = [measured, cached].compactMap({ $0 }).max(by: { $0.bandwidth < $1.bandwidth }) else {
                 throw PlayerError("the HLS playlist names no variant")
             }
@@ -80,12 +80,12 @@ struct HLSStory: Sendable {
     ) async -> HLSVariant? {
         for variant in master.byBandwidth.reversed() where variant != besides {
             let key = partKey(variant.url)
-            guard let info = loader.store.info(for: key), info.state == .complete else { continue }
+            guard let info = loader.cached(key), info.state == .complete else { continue }
             scope.include([key])
             let parsed = try? await playlist(loader: loader, url: variant.url, key: key, length: info.metadata.contentLength)
             guard case .media(let playlist)? = parsed, segment < playlist.segments.count else { continue }
             let candidate = piece(of: playlist.segments[segment], partKey: partKey)
-            if holdsWhole(loader.store.info(for: candidate.key), byteRange: candidate.byteRange) { return variant }
+            if holdsWhole(loader.cached(candidate.key), byteRange: candidate.byteRange) { return variant }
         }
         return nil
     }
@@ -163,7 +163,7 @@ struct HLSStory: Sendable {
         var cachedNothing = 0
         for (index, piece) in plan.pieces.enumerated() {
             let time = index < sections ? nil : times[index - sections]
-            let info = loader.store.info(for: piece.key)
+            let info = loader.cached(piece.key)
             let length = info?.metadata.contentLength
             let wanted = piece.byteRange ?? length.map { 0..<$0 }
             if holdsWhole(info, byteRange: piece.byteRange) {

@@ -49,7 +49,7 @@ final class HLSVariantSwitch: Sendable {
         // the middle of the stream. Never before the first segment: the story's start chose that variant.
         guard index > 0, index < upcoming.count, upcoming.allSatisfy({ $0.time != nil }) else { return nil }
         let next = upcoming[index]
-        let nextIsCached = HLSStory.holdsWhole(loader.store.info(for: next.key), byteRange: next.byteRange)
+        let nextIsCached = HLSStory.holdsWhole(loader.cached(next.key), byteRange: next.byteRange)
         // Another variant that has this segment cached plays it without the link (a story played before, partly
         // on one variant and partly on another, plays the same way again); otherwise the link decides.
         let cachedElsewhere = nextIsCached

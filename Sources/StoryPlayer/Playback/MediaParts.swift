@@ -166,14 +166,14 @@ struct MediaParts: Sendable {
     }
 
     /// Bytes cached without a gap from run offset `offset` on, across parts.
-    func contiguousCached(from offset: Int64, in store: CacheStore) -> Int64 {
+    func contiguousCached(from offset: Int64, in loader: MediaLoader) -> Int64 {
         guard var index = index(containing: offset) else { return 0 }
         var position = offset
         while index < parts.count {
             let part = parts[index]
             let inResource = part.range.lowerBound + (position - part.start)
             let available = Swift.min(
-                store.availableRanges(for: part.key).contiguousLength(from: inResource), part.range.upperBound - inResource)
+                loader.cachedRanges(part.key).contiguousLength(from: inResource), part.range.upperBound - inResource)
             position += Swift.max(0, available)
             guard position >= part.end else { break }
             index += 1
@@ -182,10 +182,10 @@ struct MediaParts: Sendable {
     }
 
     /// What is cached of the run, in run offsets.
-    func cachedRanges(in store: CacheStore) -> ByteRangeSet {
+    func cachedRanges(in loader: MediaLoader) -> ByteRangeSet {
         var result = ByteRangeSet()
         for part in parts {
-            for present in store.availableRanges(for: part.key).present(in: part.range) {
+            for present in loader.cachedRanges(part.key).present(in: part.range) {
                 let shift = part.start - part.range.lowerBound
                 result.insert((present.lowerBound + shift)..<(present.upperBound + shift))
             }

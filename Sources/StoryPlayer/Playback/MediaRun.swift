@@ -173,7 +173,7 @@ final class MediaRun: @unchecked Sendable {
         let length: Int64
         if let range = part.byteRange {
             length = range.upperBound
-        } else if let stored = loader.store.info(for: part.key)?.metadata.contentLength {
+        } else if let stored = loader.cached(part.key)?.metadata.contentLength {
             length = stored
         } else {
             guard let learned = try await loader.contentInformation(for: part.url, key: part.key).contentLength else {

@@ -182,18 +182,18 @@ public final class Player: Sendable {
 
     /// True when the cached copy this attempt started with was replaced by another version.
     private func versionChanged(since generation: Int64?) -> Bool {
-        guard let generation, let current = loader.store.info(for: key)?.generation else { return false }
+        guard let generation, let current = loader.cached(key)?.generation else { return false }
         return current != generation
     }
 
     private func attempt(_ machine: inout PlaybackMachine, generation: inout Int64?) async throws {
-        let initiallyCached = loader.store.availableRanges(for: key)
+        let initiallyCached = loader.cachedRanges(key)
         let (loader, url, key) = (self.loader, self.url, self.key)
         let waitingSince = machine.waitingSince
         let info = try await withinWaitLimit(since: waitingSince) {
             try await loader.contentInformation(for: url, key: key)
         }
-        generation = loader.store.info(for: key)?.generation
+        generation = loader.cached(key)?.generation
         guard let length = info.contentLength, length > 0 else {
             throw PlayerError("the origin did not say how long the video is")
         }
@@ -326,7 +326,7 @@ public final class Player: Sendable {
                     let parts = run.parts
                     let byte = parts.offset(at: machine.status.position)
                     let reached = Swift.max(
-                        byte + parts.contiguousCached(from: byte, in: loader.store),
+                        byte + parts.contiguousCached(from: byte, in: loader),
                         shared.withLockedValue { $0.downloadedEnd })
                     throw PlayerError(waitSentence(at: reached, of: run.estimatedLength))
                 case .fail(let message):
@@ -377,7 +377,7 @@ public final class Player: Sendable {
     /// stream-through download.
     private func bufferedSeconds(at position: Double, in parts: MediaParts, downloadedEnd: Int64) -> Double {
         let byte = parts.offset(at: position)
-        let onDisk = parts.contiguousCached(from: byte, in: loader.store)
+        let onDisk = parts.contiguousCached(from: byte, in: loader)
         let streamed = downloadedEnd - byte
         let bytes = Swift.min(Swift.max(onDisk, streamed, 0), parts.played.upperBound - byte)
         return Swift.max(0, parts.seconds(at: byte + bytes) - parts.seconds(at: byte))

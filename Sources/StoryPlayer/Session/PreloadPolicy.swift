@@ -124,7 +124,7 @@ public final class PreloadDriver: Sendable {
         // A playlist by its name, or by the type its cached copy was served with.
         let isPlaylist: @Sendable (ResolvedSource) -> Bool = { [loader] source in
             HLSPlaylistParser.isPlaylist(
-                url: source.url, contentType: loader?.store.info(for: source.key)?.metadata.contentType)
+                url: source.url, contentType: loader?.cached(source.key)?.metadata.contentType)
         }
         guard let loader, sources.contains(where: isPlaylist) else { return }
         // HLS stories: once their playlists are read, their first segments replace them in the same order.

@@ -29,22 +29,22 @@ extension StoryController {
     /// Every story's length and cached bytes, the current story's cached map and the disk used, from the store.
     private func readFigures() -> StoreFigures {
         let (current, parts) = state.withLockedValue { ($0.navigator.index, $0.parts) }
-        let store = session.loader.store
+        let loader = session.loader
         var figures = StoreFigures(current: current)
         for i in session.playlist.stories.indices {
             let length: Int64?
             let ranges: ByteRangeSet
             if let run = parts[i] {
                 // Over every resource the story plays (an HLS story's segments), as one run of bytes.
-                (length, ranges) = (run.length, run.cachedRanges(in: store))
+                (length, ranges) = (run.length, run.cachedRanges(in: loader))
             } else {
-                let info = store.info(for: keys[i])
+                let info = loader.cached(keys[i])
                 (length, ranges) = (info?.metadata.contentLength, info?.ranges ?? ByteRangeSet())
             }
             if i == current { figures.currentRanges = ranges }
             figures.rows.append((length, ranges.total))
         }
-        figures.diskUsed = store.storedBytes
+        figures.diskUsed = loader.cacheBytesStored
         return figures
     }
 }

@@ -252,7 +252,7 @@ public final class StoryController: Sendable {
         let metrics = session.loader.metrics
         let totals = SessionTotals(
             cacheBytes: metrics.cacheBytes, originBytes: metrics.originBytesReceived, diskUsed: figures?.diskUsed ?? 0,
-            diskLimit: session.loader.store.configuration.totalByteLimit, networkBytesPerSecond: networkSpeed())
+            diskLimit: session.loader.cacheByteLimit, networkBytesPerSecond: networkSpeed())
         return SessionSnapshot(
             title: session.playlist.title, stories: rows, current: navigator.index, finished: navigator.isFinished,
             paused: paused, status: navigator.index == nil ? nil : player?.status,

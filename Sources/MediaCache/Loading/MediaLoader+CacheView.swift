@@ -1,0 +1,23 @@
+import Foundation
+
+/// What a player or a status pane reads of the cache through the loader: the cache as this process knows it, for
+/// readers that look often (at every frame) and must not query the index each time. This process's own writes
+/// show at once; another process's within `viewAge`.
+extension MediaLoader {
+    /// How long a frequent reader may go without noticing another process's change to the index: 50 ms.
+    public static let viewAge: UInt64 = 50_000_000
+
+    /// What the cache holds of `key` (length, validators, ranges, state, generation); nil when nothing.
+    public func cached(_ key: CacheKey) -> ResourceInfo? { store.info(for: key, noticingChangesWithin: Self.viewAge) }
+
+    /// The byte ranges of `key` in the cache.
+    public func cachedRanges(_ key: CacheKey) -> ByteRangeSet {
+        store.availableRanges(for: key, noticingChangesWithin: Self.viewAge)
+    }
+
+    /// The most the cache keeps, in bytes (its configuration: no lock taken, for a screen's every frame).
+    public var cacheByteLimit: Int64 { store.configuration.totalByteLimit }
+
+    /// Bytes the cache's data files hold now (taken under the store's lock: not for a screen's every frame).
+    public var cacheBytesStored: Int64 { store.storedBytes }
+}
