@@ -18,7 +18,8 @@ public final class MediaOriginServer: Sendable {
         var requests: [OriginRequestRecord] = []
         var bodyBytesSent = 0
         var activeResponses = 0
-        var paused: [BodySender] = []
+        /// What continues each paused response (on its event loop).
+        var paused: [@Sendable () -> Void] = []
         var shutDown = false
         var epoch = 0
         /// When the shared link has sent everything reserved so far (scheduler seconds).
@@ -67,8 +68,10 @@ public final class MediaOriginServer: Sendable {
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                channel.pipeline.configureHTTPServerPipeline(withErrorHandling: true).flatMap {
-                    channel.pipeline.addHandler(OriginHandler(server: box))
+                channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    try pipeline.configureHTTPServerPipeline(withErrorHandling: true)
+                    try pipeline.addHandler(OriginHandler(server: box))
                 }
             }
         channel = try await bootstrap.bind(host: "127.0.0.1", port: port).get()
@@ -141,13 +144,13 @@ public final class MediaOriginServer: Sendable {
 
     /// Clears the pause and hold-HEAD faults and lets paused responses continue.
     public func resumePaused() {
-        let senders = state.withLockedValue { state -> [BodySender] in
+        let paused = state.withLockedValue { state -> [@Sendable () -> Void] in
             state.faults.pauseAfterBytes = nil
             state.faults.holdHead = false
             defer { state.paused.removeAll() }
             return state.paused
         }
-        for sender in senders { sender.resume() }
+        for resume in paused { resume() }
     }
 
     /// Responses paused by the pause fault right now.

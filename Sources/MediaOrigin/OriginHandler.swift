@@ -3,9 +3,9 @@ import HTTPSemantics
 import NIOCore
 import NIOHTTP1
 
-/// Answers one connection's requests: routing, Range and If-Range, shaping and faults.
-// Sendable: every member is used on its channel's event loop only (the state NIO keeps per handler).
-final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
+/// Answers one connection's requests: routing, Range and If-Range, shaping and faults. Bound to its channel's
+/// event loop, as NIO's handlers are (not Sendable).
+final class OriginHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
@@ -141,13 +141,14 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
             extraBytes: isHead ? 0 : Swift.max(0, faults.bodyLengthError))
         self.sender = sender
         if profile.latency > 0 {
+            let bound = NIOLoopBound(sender, eventLoop: loop)
             if let scheduler = server.scheduler {
                 scheduler.schedule(after: profile.latency) {
-                    loop.execute { sender.start(head: responseHead, isHead: isHead) }
+                    loop.execute { bound.value.start(head: responseHead, isHead: isHead) }
                 }
             } else {
                 loop.scheduleTask(in: .nanoseconds(Int64(profile.latency * 1e9))) {
-                    sender.start(head: responseHead, isHead: isHead)
+                    bound.value.start(head: responseHead, isHead: isHead)
                 }
             }
         } else {
@@ -166,9 +167,9 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
     }
 }
 
-/// Writes a body in shaped chunks, honouring the drop and stall faults and counting bytes as they go out.
-// Sendable: its mutable members are touched only on the channel's event loop (every call hops there).
-final class BodySender: @unchecked Sendable {
+/// Writes a body in shaped chunks, honouring the drop and stall faults and counting bytes as they go out. Bound to
+/// the channel's event loop like its handler: timers and other threads reach it through `NIOLoopBound`.
+final class BodySender {
     private let context: ChannelHandlerContext
     private let handler: OriginHandler
     private let server: MediaOriginServer
@@ -207,9 +208,10 @@ final class BodySender: @unchecked Sendable {
     private var heldHead: HTTPResponseHead?
 
     func start(head: HTTPResponseHead, isHead: Bool = false) {
+        let resume = resumer()
         let hold = isHead && server.state.withLockedValue { state -> Bool in
             guard state.faults.holdHead else { return false }
-            state.paused.append(self)
+            state.paused.append(resume)
             return true
         }
         if hold {
@@ -220,16 +222,20 @@ final class BodySender: @unchecked Sendable {
         sendNext()
     }
 
-    /// Continues a paused response.
-    func resume() {
-        context.eventLoop.execute {
-            if let head = self.heldHead {
-                self.heldHead = nil
-                guard self.context.channel.isActive else { return self.end() }
-                self.context.write(self.handler.wrapOutboundOut(.head(head)), promise: nil)
-            }
-            self.sendNext()
+    /// What continues this response once paused, from any thread.
+    private func resumer() -> @Sendable () -> Void {
+        let (bound, loop) = (NIOLoopBound(self, eventLoop: context.eventLoop), context.eventLoop)
+        return { loop.execute { bound.value.resume() } }
+    }
+
+    /// Continues a paused response (on the event loop).
+    private func resume() {
+        if let head = heldHead {
+            heldHead = nil
+            guard context.channel.isActive else { return end() }
+            context.write(handler.wrapOutboundOut(.head(head)), promise: nil)
         }
+        sendNext()
     }
 
     /// Marks the response as no longer active (once).
@@ -258,9 +264,10 @@ final class BodySender: @unchecked Sendable {
             handler.finished(context: context, keepAlive: keepAlive)
             return
         }
+        let resume = resumer()
         let pause = server.state.withLockedValue { state -> Bool in
             guard let limit = state.faults.pauseAfterBytes, sent >= limit else { return false }
-            state.paused.append(self)
+            state.paused.append(resume)
             return true
         }
         if pause {
@@ -293,22 +300,23 @@ final class BodySender: @unchecked Sendable {
             $0.requests[recordIndex].bodyBytes += size
         }
         let write = context.writeAndFlush(handler.wrapOutboundOut(.body(.byteBuffer(buffer))))
+        let loop = context.eventLoop
+        let bound = NIOLoopBound(self, eventLoop: loop)
         if let rate = profile.bytesPerSecond {
             let delay = server.reserveLink(bytes: size, rate: rate)
-            write.whenComplete { result in
+            write.assumeIsolated().whenComplete { result in
                 guard case .success = result else { return self.end() }
                 if let scheduler = self.server.scheduler {
-                    let loop = self.context.eventLoop
-                    scheduler.schedule(after: delay) { loop.execute { self.sendNext() } }
+                    scheduler.schedule(after: delay) { loop.execute { bound.value.sendNext() } }
                 } else {
-                    self.context.eventLoop.scheduleTask(in: .nanoseconds(Int64(delay * 1e9))) { self.sendNext() }
+                    loop.scheduleTask(in: .nanoseconds(Int64(delay * 1e9))) { bound.value.sendNext() }
                 }
             }
         } else {
             // Scheduled, not called: completed writes would otherwise recurse once per chunk.
-            write.whenComplete { result in
+            write.assumeIsolated().whenComplete { result in
                 guard case .success = result else { return self.end() }
-                self.context.eventLoop.execute { self.sendNext() }
+                loop.execute { bound.value.sendNext() }
             }
         }
     }

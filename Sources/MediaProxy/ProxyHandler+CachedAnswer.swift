@@ -81,9 +81,9 @@ extension ProxyHandler {
         let channel = context.channel
         let ended = context.eventLoop.makePromise(of: Void.self)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: ended)
-        ended.futureResult.whenComplete { [self] result in
+        ended.futureResult.assumeIsolated().whenComplete { result in
             try? retired?.close()
-            pendingWrites -= 1
+            self.pendingWrites -= 1
             if !keepAlive { channel.close(promise: nil) }
             guard let onAccess, let (time, clock) = started else { return }
             let elapsed = ContinuousClock.now - clock

@@ -7,9 +7,9 @@ import NIOHTTP1
 import NIOConcurrencyHelpers
 
 /// One connection: parses each request and answers it from a task that streams through the loader. The HTTP
-/// pipeline handler holds later requests until the response before them has ended.
-// Sendable: its mutable members are used on the channel's event loop only; answer tasks reach it through the loop.
-final class ProxyHandler: ChannelDuplexHandler, @unchecked Sendable {
+/// pipeline handler holds later requests until the response before them has ended. Bound to its channel's event
+/// loop, as NIO's handlers are (not Sendable): answer tasks reach the channel, never the handler.
+final class ProxyHandler: ChannelDuplexHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
@@ -49,22 +49,27 @@ final class ProxyHandler: ChannelDuplexHandler, @unchecked Sendable {
             head = nil
             // A settled cached copy is answered here and now (no task, one flush, the kernel copying the bytes).
             if answerAtOnce(request, server: server, context: context) { return }
-            let channel = context.channel
-            let responding = self.responding
             responding.add(1)
-            task = Task {
-                let started = Date()
-                let clock = ContinuousClock.now
-                let answered = await Self.respond(to: request, server: server, channel: channel)
-                responding.add(-1)
-                guard let onAccess = server.onAccess else { return }
-                let elapsed = ContinuousClock.now - clock
-                onAccess(ProxyAccess(
-                    time: started, method: request.method.rawValue, url: answered.url,
-                    range: request.headers.first(name: "range"), status: answered.status, bytes: answered.bytes,
-                    outcome: answered.outcome,
-                    duration: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
-            }
+            task = Self.answer(request, server: server, channel: context.channel, responding: responding)
+        }
+    }
+
+    /// Answers `request` from a task of its own (off the event loop), counted in `responding` while it runs.
+    private static func answer(
+        _ request: HTTPRequestHead, server: ProxyServer, channel: Channel, responding: ResponseCount
+    ) -> Task<Void, Never> {
+        Task {
+            let started = Date()
+            let clock = ContinuousClock.now
+            let answered = await respond(to: request, server: server, channel: channel)
+            responding.add(-1)
+            guard let onAccess = server.onAccess else { return }
+            let elapsed = ContinuousClock.now - clock
+            onAccess(ProxyAccess(
+                time: started, method: request.method.rawValue, url: answered.url,
+                range: request.headers.first(name: "range"), status: answered.status, bytes: answered.bytes,
+                outcome: answered.outcome,
+                duration: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
         }
     }
 
@@ -95,7 +100,7 @@ final class ProxyHandler: ChannelDuplexHandler, @unchecked Sendable {
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         pendingWrites += 1
         let done = promise ?? context.eventLoop.makePromise()
-        done.futureResult.whenComplete { [self] _ in pendingWrites -= 1 }
+        done.futureResult.assumeIsolated().whenComplete { _ in self.pendingWrites -= 1 }
         // Every answer is dated (RFC 9110 §6.6.1), whichever path made it.
         if case .head(var head) = unwrapOutboundIn(data), !head.headers.contains(name: "date") {
             head.headers.add(name: "Date", value: HTTPDate.format(Date()))
