@@ -200,15 +200,6 @@ func probeDuration(_ ffprobe: String, _ url: String) throws -> String {
     return text.trimmingCharacters(in: .whitespacesAndNewlines)
 }
 
-/// Runs blocking work (waiting for a subprocess) on a Dispatch thread, so it never blocks the cooperative pool
-/// that the in-process proxy needs to answer that very subprocess.
-func offCooperativePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async {
-            continuation.resume(with: Result { try work() })
-        }
-    }
-}
 
 @Suite struct ProxyBadURLTests {
     @Test func aPortOutOfRangeIsABadRequestAndTheProxyKeepsServing() async throws {

@@ -30,7 +30,12 @@ public struct PhoneMedia {
 
     /// Runs ffmpeg with `arguments`, writing `name` in the folder; returns the file's URL.
     @discardableResult
-    public func ffmpeg(_ name: String, _ arguments: [String]) throws -> URL {
+    public func ffmpeg(_ name: String, _ arguments: [String]) async throws -> URL {
+        let folder = self.folder
+        return try await offCooperativePool { try Self.run(name, arguments, in: folder) }
+    }
+
+    private static func run(_ name: String, _ arguments: [String], in folder: URL) throws -> URL {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.ffmpeg() ?? "/usr/bin/ffmpeg")
         process.arguments = ["-v", "error", "-y", "-nostdin"] + arguments + [folder.appendingPathComponent(name).path]
@@ -49,7 +54,7 @@ public struct PhoneMedia {
 
     /// A 180×320 portrait picture, red above and blue below, stored turned so that a display matrix of
     /// `rotation` degrees (clockwise, as phones write it into the track header) shows it upright again.
-    public func rotated(_ rotation: Int) throws -> String {
+    public func rotated(_ rotation: Int) async throws -> String {
         let turn: String
         // The track header's matrix (a, b, c, d, tx, ty) as phones and FFmpeg write it for each rotation.
         let matrix: [Int32]
@@ -60,7 +65,7 @@ public struct PhoneMedia {
         default: (turn, matrix) = ("null", [1, 0, 0, 1, 0, 0])
         }
         let name = "rotated-\(rotation).mp4"
-        let url = try ffmpeg(name, [
+        let url = try await ffmpeg(name, [
             "-f", "lavfi", "-i", "color=red:s=180x160:d=1", "-f", "lavfi", "-i", "color=blue:s=180x160:d=1",
             "-filter_complex", "[0][1]vstack,\(turn),format=yuv420p", "-r", "25", "-c:v", "libx264",
         ])
@@ -80,8 +85,8 @@ public struct PhoneMedia {
     }
 
     /// 352×288 coded pixels with a 16:11 sample aspect: shown 512×288.
-    public func anamorphic() throws -> String {
-        try ffmpeg("anamorphic.mp4", [
+    public func anamorphic() async throws -> String {
+        try await ffmpeg("anamorphic.mp4", [
             "-f", "lavfi", "-i", "testsrc2=s=352x288:r=25:d=1", "-vf", "setsar=16/11", "-c:v", "libx264",
             "-pix_fmt", "yuv420p",
         ])
@@ -90,8 +95,8 @@ public struct PhoneMedia {
 
     /// A solid `colour` (ffmpeg's 0xRRGGBB), encoded with the BT.709 matrix and tagged so (SD size, where the
     /// default would be BT.601).
-    public func tagged709(_ colour: String) throws -> String {
-        try ffmpeg("bt709.mp4", [
+    public func tagged709(_ colour: String) async throws -> String {
+        try await ffmpeg("bt709.mp4", [
             "-f", "lavfi", "-i", "color=\(colour):s=320x240:d=1", "-vf", "scale=out_color_matrix=bt709:out_range=tv,format=yuv420p",
             "-colorspace", "bt709", "-color_primaries", "bt709", "-color_trc", "bt709", "-c:v", "libx264",
         ])
@@ -99,8 +104,8 @@ public struct PhoneMedia {
     }
 
     /// A solid `colour` in full-range YUV (what phones' JPEG-range video and MJPEG use), tagged so.
-    public func fullRange(_ colour: String) throws -> String {
-        try ffmpeg("full-range.mp4", [
+    public func fullRange(_ colour: String) async throws -> String {
+        try await ffmpeg("full-range.mp4", [
             "-f", "lavfi", "-i", "color=\(colour):s=320x240:d=1",
             "-vf", "scale=out_color_matrix=bt601:out_range=pc,format=yuv420p", "-color_range", "pc",
             "-colorspace", "smpte170m", "-c:v", "libx264",
@@ -110,10 +115,10 @@ public struct PhoneMedia {
 
     /// An SDR grey of `level` (0-255) turned into 10-bit HEVC with the `transfer` ("arib-std-b67" HLG or
     /// "smpte2084" PQ), as phones record HDR.
-    public func hdr(transfer: String, level: Int) throws -> String {
+    public func hdr(transfer: String, level: Int) async throws -> String {
         let name = "hdr-\(transfer).mp4"
         let hex = String(format: "0x%02x%02x%02x", level, level, level)
-        try ffmpeg(name, [
+        try await ffmpeg(name, [
             "-f", "lavfi", "-i", "color=\(hex):s=320x240:d=1",
             "-vf", "zscale=tin=bt709:min=bt709:pin=bt709:rin=tv:t=\(transfer):m=bt2020nc:p=bt2020:r=tv:npl=100,format=yuv420p10le",
             "-c:v", "libx265", "-x265-params", "log-level=error", "-color_trc", transfer, "-color_primaries", "bt2020",
@@ -124,8 +129,8 @@ public struct PhoneMedia {
 
     /// `seconds` of 640×480 at 30 fps (about 0.5 MB a second) in 1-second fragments (`frag_keyframe+empty_moov`:
     /// no duration in `mvhd`).
-    public func fragmented(seconds: Int = 3) throws -> String {
-        try ffmpeg("fragmented.mp4", [
+    public func fragmented(seconds: Int = 3) async throws -> String {
+        try await ffmpeg("fragmented.mp4", [
             "-f", "lavfi", "-i", "testsrc2=s=640x480:r=30:d=\(seconds)", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "30",
             "-crf", "12", "-preset", "ultrafast",
             "-movflags", "frag_keyframe+empty_moov",
@@ -135,8 +140,8 @@ public struct PhoneMedia {
 
     /// `seconds` of 320×240 at 30 fps with its header first (`faststart`), then cut at `fraction` of its bytes:
     /// a download that stopped halfway, whose header still gives the whole duration.
-    public func truncated(seconds: Int = 6, fraction: Double = 0.5) throws -> String {
-        let url = try ffmpeg("truncated.mp4", [
+    public func truncated(seconds: Int = 6, fraction: Double = 0.5) async throws -> String {
+        let url = try await ffmpeg("truncated.mp4", [
             "-f", "lavfi", "-i", "testsrc2=s=320x240:r=30:d=\(seconds)", "-c:v", "libx264", "-pix_fmt", "yuv420p",
             "-g", "30", "-crf", "20", "-preset", "ultrafast", "-movflags", "+faststart",
         ])
@@ -146,8 +151,8 @@ public struct PhoneMedia {
     }
 
     /// `seconds` of VP9 in WebM at about 0.5 MB a second, a key frame a second.
-    public func webm(seconds: Int = 3) throws -> String {
-        try ffmpeg("clip.webm", [
+    public func webm(seconds: Int = 3) async throws -> String {
+        try await ffmpeg("clip.webm", [
             "-f", "lavfi", "-i", "testsrc2=s=640x480:r=30:d=\(seconds)", "-c:v", "libvpx-vp9", "-b:v", "4M", "-g", "30",
             "-deadline", "realtime", "-cpu-used", "8",
         ])
@@ -155,15 +160,15 @@ public struct PhoneMedia {
     }
 
     /// A 640×480 photo (`jpg`, `png` or `webp`).
-    public func photo(_ type: String) throws -> String {
+    public func photo(_ type: String) async throws -> String {
         let name = "photo.\(type)"
-        try ffmpeg(name, ["-f", "lavfi", "-i", "testsrc2=s=640x480", "-frames:v", "1"] + (type == "webp" ? ["-c:v", "libwebp"] : []))
+        try await ffmpeg(name, ["-f", "lavfi", "-i", "testsrc2=s=640x480", "-frames:v", "1"] + (type == "webp" ? ["-c:v", "libwebp"] : []))
         return name
     }
 
     /// A 320×160 JPEG, red on the left half and blue on the right, with an EXIF Orientation of `orientation`.
-    public func exifPhoto(orientation: UInt8) throws -> String {
-        let plain = try ffmpeg("plain.jpg", [
+    public func exifPhoto(orientation: UInt8) async throws -> String {
+        let plain = try await ffmpeg("plain.jpg", [
             "-f", "lavfi", "-i", "color=red:s=160x160", "-f", "lavfi", "-i", "color=blue:s=160x160",
             "-filter_complex", "[0][1]hstack", "-frames:v", "1",
         ])
@@ -179,26 +184,26 @@ public struct PhoneMedia {
     }
 
     /// 2 s at 60 fps.
-    public func sixtyFPS() throws -> String {
-        try ffmpeg("sixty.mp4", [
+    public func sixtyFPS() async throws -> String {
+        try await ffmpeg("sixty.mp4", [
             "-f", "lavfi", "-i", "testsrc2=s=320x240:r=60:d=2", "-c:v", "libx264", "-pix_fmt", "yuv420p",
         ])
         return "sixty.mp4"
     }
 
     /// 2 s in MPEG-TS: a container the player leaves to FFmpeg.
-    public func transportStream() throws -> String {
-        try ffmpeg("clip.ts", ["-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=2", "-c:v", "libx264", "-pix_fmt", "yuv420p"])
+    public func transportStream() async throws -> String {
+        try await ffmpeg("clip.ts", ["-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=2", "-c:v", "libx264", "-pix_fmt", "yuv420p"])
         return "clip.ts"
     }
 
     /// 2 s of picture with a `hertz` tone encoded with `codec` (aac, libopus, libmp3lame) into `container` (mp4,
     /// webm, mkv); Opus and AAC start with priming samples the decoder leaves out.
-    public func toneClip(hertz: Int, codec: String, container: String) throws -> String {
+    public func toneClip(hertz: Int, codec: String, container: String) async throws -> String {
         let name = "tone-\(codec).\(container)"
         let video = container == "webm" ? ["-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8"]
             : ["-c:v", "libx264", "-pix_fmt", "yuv420p", "-preset", "ultrafast"]
-        try ffmpeg(name, [
+        try await ffmpeg(name, [
             "-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=2",
             "-f", "lavfi", "-i", "sine=f=\(hertz):d=2:sample_rate=44100",
         ] + video + ["-c:a", codec, "-b:a", "64k", "-shortest"])
@@ -207,8 +212,8 @@ public struct PhoneMedia {
 
     /// `seconds` of black picture with a white frame and a 1 kHz beep (0.1 s) at the same instant every second
     /// from 1 s on: what lines a picture up with its sound.
-    public func flashesAndBeeps(seconds: Int = 5) throws -> String {
-        try ffmpeg("flash-beep.mp4", [
+    public func flashesAndBeeps(seconds: Int = 5) async throws -> String {
+        try await ffmpeg("flash-beep.mp4", [
             "-f", "lavfi", "-i",
             "color=black:s=160x120:r=25:d=\(seconds),geq=lum='if(gte(T,1)*lt(mod(T,1),0.04),235,16)':cb=128:cr=128",
             "-f", "lavfi", "-i",

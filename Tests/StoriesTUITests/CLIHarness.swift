@@ -140,7 +140,7 @@ enum ServeProcess {
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        let firstLine = try await offPool { () -> String in
+        let firstLine = try await offCooperativePool { () -> String in
             var data = Data()
             while !data.contains(UInt8(ascii: "\n")) {
                 let chunk = out.fileHandleForReading.availableData
@@ -166,6 +166,6 @@ enum ServeProcess {
             Issue.record("serve did not stop within a minute of its signal")
             kill(process.processIdentifier, SIGKILL)
         }
-        try await offPool { process.waitUntilExit() }
+        try await offCooperativePool { process.waitUntilExit() }
     }
 }

@@ -89,7 +89,7 @@ import Glibc
                 "round \(round): fetch ended before it was killed: \(ended)\(origin.bodyBytesSent - before) bytes sent, stderr: \(String(decoding: FileManager.default.contents(atPath: errors) ?? Data(), as: UTF8.self))")
             kill(process.processIdentifier, SIGKILL)
             kills += 1
-            try await offPool { process.waitUntilExit() }
+            try await offCooperativePool { process.waitUntilExit() }
             received += origin.bodyBytesSent - before
             guard let now = try await entry(cache) else {
                 Issue.record("round \(round): the cache lost its entry")

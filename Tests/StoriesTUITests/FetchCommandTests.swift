@@ -351,9 +351,3 @@ import Testing
     }
 }
 
-/// Runs blocking work on a Dispatch thread.
-func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
-    }
-}

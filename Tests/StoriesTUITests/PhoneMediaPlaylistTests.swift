@@ -22,10 +22,10 @@ import Testing
         defer { media.remove() }
         // (file, frames it holds, frames expected on screen)
         let stories: [(String, Int, Int)] = [
-            (try media.rotated(90), 25, 25), (try media.anamorphic(), 25, 25), (try media.fragmented(), 90, 90),
-            (try media.webm(), 90, 90), (try media.photo("jpg"), 1, 1), (try media.photo("png"), 1, 1),
-            (try media.photo("webp"), 1, 1), (try media.hdr(transfer: "arib-std-b67", level: 128), 25, 25),
-            (try media.sixtyFPS(), 120, 60), (try media.transportStream(), 50, 50),
+            (try await media.rotated(90), 25, 25), (try await media.anamorphic(), 25, 25), (try await media.fragmented(), 90, 90),
+            (try await media.webm(), 90, 90), (try await media.photo("jpg"), 1, 1), (try await media.photo("png"), 1, 1),
+            (try await media.photo("webp"), 1, 1), (try await media.hdr(transfer: "arib-std-b67", level: 128), 25, 25),
+            (try await media.sixtyFPS(), 120, 60), (try await media.transportStream(), 50, 50),
         ]
         let entries = stories.enumerated().map { index, story in
             "{\"id\": \"s\(index)\", \"url\": \"\(story.0)\"}"

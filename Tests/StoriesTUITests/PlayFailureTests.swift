@@ -67,7 +67,7 @@ import Testing
         try process.run()
         // Once it is playing (its first event is out), stop it: sent from the thread that saw the event.
         let pid = process.processIdentifier
-        _ = try await offPool {
+        _ = try await offCooperativePool {
             let first = out.fileHandleForReading.availableData
             kill(pid, signalNumber)
             return first
@@ -77,7 +77,7 @@ import Testing
         while process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
         let ended = !process.isRunning
         if !ended { kill(pid, SIGKILL) }
-        try await offPool { process.waitUntilExit() }
+        try await offCooperativePool { process.waitUntilExit() }
         #expect(ended, "play was still running 60 s after the signal")
         withExtendedLifetime(out) {}
         #expect(process.terminationReason == .exit)

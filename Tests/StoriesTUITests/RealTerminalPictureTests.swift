@@ -75,8 +75,8 @@ enum PictureQuality {
         """
 
     /// An xterm screenshot as packed RGB.
-    static func rgb(of xwd: URL, folder: URL) throws -> (width: Int, height: Int, rgb: [UInt8])? {
-        let probe = try Self.ffmpeg(["-i", xwd.path, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+    static func rgb(of xwd: URL, folder: URL) async throws -> (width: Int, height: Int, rgb: [UInt8])? {
+        let probe = try await Self.ffmpeg(["-i", xwd.path, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
         // The size from a second run's stream description is costly; xterm's size is what the window says.
         guard let header = try? Data(contentsOf: xwd), header.count > 24 else { return nil }
         func word(_ at: Int) -> Int { header[at..<(at + 4)].reduce(0) { $0 << 8 | Int($1) } }
@@ -85,7 +85,12 @@ enum PictureQuality {
         return (width, height, Array(probe))
     }
 
-    static func ffmpeg(_ arguments: [String]) throws -> Data {
+    /// What ffmpeg writes to its standard output for `arguments` (run off the cooperative pool).
+    static func ffmpeg(_ arguments: [String]) async throws -> Data {
+        try await offCooperativePool { try runFFmpeg(arguments) }
+    }
+
+    private static func runFFmpeg(_ arguments: [String]) throws -> Data {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: PhoneMedia.ffmpeg() ?? "/usr/bin/ffmpeg")
         process.arguments = ["-v", "error", "-nostdin"] + arguments
@@ -107,8 +112,8 @@ enum PictureQuality {
         guard let media = try PhoneMedia.make() else { return }
         defer { media.remove() }
         let source = still == "mandel"
-            ? try media.ffmpeg("still.png", ["-f", "lavfi", "-i", "mandelbrot=s=960x540:end_pts=1", "-frames:v", "1"])
-            : try media.ffmpeg("still.png", ["-f", "lavfi", "-i", "testsrc2=s=720x1280", "-frames:v", "1"])
+            ? try await media.ffmpeg("still.png", ["-f", "lavfi", "-i", "mandelbrot=s=960x540:end_pts=1", "-frames:v", "1"])
+            : try await media.ffmpeg("still.png", ["-f", "lavfi", "-i", "testsrc2=s=720x1280", "-frames:v", "1"])
         let sourceSize = still == "mandel" ? (960, 540) : (720, 1280)
         let list = media.folder.appendingPathComponent("playlist.json")
         try """
@@ -130,7 +135,7 @@ enum PictureQuality {
                 .filter { $0.hasPrefix("shot-") && !seen.contains($0) }
             for shot in shots {
                 seen.insert(shot)
-                guard let screen = try Self.rgb(of: media.folder.appendingPathComponent(shot), folder: media.folder) else { continue }
+                guard let screen = try await Self.rgb(of: media.folder.appendingPathComponent(shot), folder: media.folder) else { continue }
                 let cell = CellPixels(width: screen.width / 120, height: screen.height / 40)
                 let frame = VideoFrame(width: sourceSize.0, height: sourceSize.1, rgb: [], time: 0)
                 let size = PictureRenderer.size(of: frame, width: 120, height: 30, cell: cell)
@@ -138,7 +143,7 @@ enum PictureQuality {
                 let (w, h) = (size.width * cell.width, size.height * cell.height)
                 var crop: [UInt8] = []
                 for y in top..<(top + h) { crop += screen.rgb[((y * screen.width + left) * 3)..<((y * screen.width + left + w) * 3)] }
-                let reference = try Self.ffmpeg([
+                let reference = try await Self.ffmpeg([
                     "-i", source.path, "-vf", "scale=\(w):\(h):flags=area", "-f", "rawvideo", "-pix_fmt", "rgb24", "-",
                 ])
                 guard reference.count == w * h * 3 else { continue }

@@ -94,9 +94,9 @@ enum SoundServer {
             return
         }
         defer { media.remove() }
-        let low = try media.toneClip(hertz: 440, codec: "aac", container: "mp4")
-        let high = try media.toneClip(hertz: 880, codec: "libopus", container: "webm")
-        let flash = try media.flashesAndBeeps()
+        let low = try await media.toneClip(hertz: 440, codec: "aac", container: "mp4")
+        let high = try await media.toneClip(hertz: 880, codec: "libopus", container: "webm")
+        let flash = try await media.flashesAndBeeps()
         let playlist = """
             {"title": "Sound", "stories": [
               {"id": "low", "title": "A", "url": "\(low)"},

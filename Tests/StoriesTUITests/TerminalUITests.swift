@@ -126,7 +126,7 @@ func terminalFlags(_ file: URL) throws -> Set<String> {
                 at: media.folder.appendingPathComponent("friends/\(author)"), withIntermediateDirectories: true)
         }
         for name in ["friends/Ana/IMG_2.mp4", "friends/Ana/IMG_10.mp4", "friends/Ben/run.mp4"] {
-            try media.ffmpeg(name, ["-f", "lavfi", "-i", "testsrc2=s=160x90:r=5:d=60", "-pix_fmt", "yuv420p"])
+            try await media.ffmpeg(name, ["-f", "lavfi", "-i", "testsrc2=s=160x90:r=5:d=60", "-pix_fmt", "yuv420p"])
         }
         try Data("not a story".utf8).write(to: media.folder.appendingPathComponent("friends/Ana/notes.txt"))
         try await inTmux("the folder-of-authors test") { tmux, scratch in

@@ -39,7 +39,7 @@ import Testing
     @Test(arguments: [90, 180, 270]) func aPhoneClipWithADisplayMatrixIsShownUpright(rotation: Int) async throws {
         guard let media = try phoneMedia() else { return }
         defer { media.remove() }
-        let name = try media.rotated(rotation)
+        let name = try await media.rotated(rotation)
         let rig = try await Rig(root: media.folder)
         let (player, status) = await Self.play(name, in: rig)
         #expect(status.state == .finished, "\(status.error ?? "")")
@@ -56,7 +56,7 @@ import Testing
         guard let media = try phoneMedia() else { return }
         defer { media.remove() }
         let rig = try await Rig(root: media.folder)
-        let (player, status) = await Self.play(try media.anamorphic(), in: rig, box: (120, 120))
+        let (player, status) = await Self.play(try await media.anamorphic(), in: rig, box: (120, 120))
         #expect(status.state == .finished, "\(status.error ?? "")")
         let frame = try #require(player.frame)
         let expected: Double = 352.0 * 16 / 11 / 288
@@ -69,7 +69,7 @@ import Testing
         guard let media = try phoneMedia() else { return }
         defer { media.remove() }
         let rig = try await Rig(root: media.folder)
-        for name in [try media.tagged709("0xC83232"), try media.fullRange("0xC83232")] {
+        for name in [try await media.tagged709("0xC83232"), try await media.fullRange("0xC83232")] {
             let (player, status) = await Self.play(name, in: rig)
             #expect(status.state == .finished, "\(name): \(status.error ?? "")")
             let frame = try #require(player.frame)
@@ -83,7 +83,7 @@ import Testing
         guard let media = try phoneMedia() else { return }
         defer { media.remove() }
         let rig = try await Rig(root: media.folder)
-        let (player, status) = await Self.play(try media.hdr(transfer: transfer, level: 160), in: rig)
+        let (player, status) = await Self.play(try await media.hdr(transfer: transfer, level: 160), in: rig)
         #expect(status.state == .finished, "\(status.error ?? "")")
         let frame = try #require(player.frame)
         let pixel = frame.pixel(x: frame.width / 2, y: frame.height / 2)
@@ -97,7 +97,7 @@ import Testing
     @Test func aFragmentedMP4PlaysWithItsDurationFromTheFragments() async throws {
         guard let media = try phoneMedia() else { return }
         defer { media.remove() }
-        let name = try media.fragmented()
+        let name = try await media.fragmented()
         let bytes = [UInt8](try Data(contentsOf: media.folder.appendingPathComponent(name)))
         let layout = try await MP4BoxReader.layout(of: ArrayReader(bytes: bytes), length: Int64(bytes.count))
         #expect(layout.fragmented)
@@ -114,7 +114,7 @@ import Testing
     @Test func aTruncatedMP4PlaysWhatItHasAndEndsWithANote() async throws {
         guard let media = try phoneMedia() else { return }
         defer { media.remove() }
-        let name = try media.truncated(seconds: 6, fraction: 0.5)
+        let name = try await media.truncated(seconds: 6, fraction: 0.5)
         let bytes = [UInt8](try Data(contentsOf: media.folder.appendingPathComponent(name)))
         let layout = try await MP4BoxReader.layout(of: ArrayReader(bytes: bytes), length: Int64(bytes.count))
         #expect(layout.truncated)
@@ -136,7 +136,7 @@ import Testing
     @Test func aWebMPlaysWithItsDurationFromTheSegmentInfo() async throws {
         guard let media = try phoneMedia() else { return }
         defer { media.remove() }
-        let name = try media.webm()
+        let name = try await media.webm()
         let bytes = [UInt8](try Data(contentsOf: media.folder.appendingPathComponent(name)))
         let layout = try await MatroskaReader.layout(of: ArrayReader(bytes: bytes), length: Int64(bytes.count))
         #expect(abs((layout.duration ?? 0) - 3) < 0.05, "\(String(describing: layout.duration))")
@@ -154,7 +154,7 @@ import Testing
     {
         guard let media = try phoneMedia() else { return }
         defer { media.remove() }
-        let name = kind == "webm" ? try media.webm(seconds: 6) : try media.fragmented(seconds: 6)
+        let name = kind == "webm" ? try await media.webm(seconds: 6) : try await media.fragmented(seconds: 6)
         let size = try #require(try FileManager.default.attributesOfItem(atPath: media.folder.appendingPathComponent(name).path)[.size] as? Int)
         let rig = try await Rig(root: media.folder)
         let url = rig.origin.url(name)
@@ -172,7 +172,7 @@ import Testing
     @Test(arguments: ["fragmented", "webm"]) func aSeekLandsOnTheFragmentOrClusterHoldingTheTarget(kind: String) async throws {
         guard let media = try phoneMedia() else { return }
         defer { media.remove() }
-        let name = kind == "webm" ? try media.webm() : try media.fragmented()
+        let name = kind == "webm" ? try await media.webm() : try await media.fragmented()
         let rig = try await Rig(root: media.folder)
         let decoder = try await rig.decoder(file: name, box: (32, 24))
         decoder.start()
@@ -188,7 +188,7 @@ import Testing
         guard let media = try phoneMedia() else { return }
         defer { media.remove() }
         let rig = try await Rig(root: media.folder)
-        let (player, status) = await Self.play(try media.photo(type), in: rig, speed: 20)
+        let (player, status) = await Self.play(try await media.photo(type), in: rig, speed: 20)
         #expect(status.state == .finished, "\(status.error ?? "")")
         #expect(status.duration == 5)
         let frame = try #require(player.frame)
@@ -202,7 +202,7 @@ import Testing
         defer { media.remove() }
         let rig = try await Rig(root: media.folder)
         // Orientation 6: turned a quarter clockwise to show; red (left) goes on top.
-        let (player, status) = await Self.play(try media.exifPhoto(orientation: 6), in: rig, duration: 2, speed: 20)
+        let (player, status) = await Self.play(try await media.exifPhoto(orientation: 6), in: rig, duration: 2, speed: 20)
         #expect(status.state == .finished, "\(status.error ?? "")")
         #expect(status.duration == 2)
         let frame = try #require(player.frame)
@@ -226,7 +226,7 @@ import Testing
         guard let media = try phoneMedia() else { return }
         defer { media.remove() }
         let rig = try await Rig(root: media.folder)
-        let (_, status) = await Self.play(try media.transportStream(), in: rig)
+        let (_, status) = await Self.play(try await media.transportStream(), in: rig)
         #expect(status.state == .finished, "\(status.error ?? "")")
         #expect(abs((status.duration ?? 0) - 2) < 0.1, "\(String(describing: status.duration))")
         await rig.close()
@@ -245,7 +245,7 @@ import Testing
         guard let media = try phoneMedia() else { return }
         defer { media.remove() }
         let rig = try await Rig(root: media.folder)
-        let decoder = try await rig.decoder(file: try media.sixtyFPS(), box: (32, 24))
+        let decoder = try await rig.decoder(file: try await media.sixtyFPS(), box: (32, 24))
         decoder.start()
         defer { decoder.stop() }
         #expect(await eventually { decoder.frame != nil })

@@ -248,7 +248,7 @@ import Testing
             return
         }
         defer { media.remove() }
-        let (rig, decoder) = try await Self.decoder(media, try media.toneClip(hertz: 660, codec: codec, container: container))
+        let (rig, decoder) = try await Self.decoder(media, try await media.toneClip(hertz: 660, codec: codec, container: container))
         decoder.start()
         decoder.show(at: 0)
         #expect(await eventually { (decoder.sound?.decodedThrough ?? 0) >= 0.45 || decoder.failure != nil })
@@ -269,7 +269,7 @@ import Testing
             return
         }
         defer { media.remove() }
-        let (rig, decoder) = try await Self.decoder(media, try media.sixtyFPS())
+        let (rig, decoder) = try await Self.decoder(media, try await media.sixtyFPS())
         decoder.start()
         #expect(await eventually { decoder.isOpen })
         #expect(decoder.failure == nil)
