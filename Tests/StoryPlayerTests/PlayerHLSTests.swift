@@ -134,6 +134,24 @@ extension SimulationSuites {
             await sim.close()
         }
 
+        /// A story played before partly on one variant and partly on another starts again on the variant whose first
+        /// segment is cached, though a higher variant's playlist is cached too, and plays through from the cache (it
+        /// used to start on the higher variant and fetch that first segment again).
+        @Test func aReplayStartsOnTheVariantWhoseFirstSegmentIsCached() async throws {
+            let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 1_000_000, latency: 0.02))
+            serveStream(on: sim.origin, segment: 10_000)
+            for name in ["s/master.m3u8", "s/hi/index.m3u8", "s/lo/index.m3u8", "s/lo/seg0.ts", "s/hi/seg1.ts", "s/hi/seg2.ts"] {
+                _ = try await sim.run { try await sim.read(name) }
+            }
+            await sim.origin.resetCounters()
+            let events = EventRecorder()
+            let status = try await sim.run { await player(sim, "s/master.m3u8", events: events).run() }
+            #expect(status.state == .finished, "\(status.error ?? "")")
+            #expect(segmentBytes(sim).isEmpty, "\(segmentBytes(sim))")
+            #expect(switches(events) == ["2000 800000 640x360"])
+            await sim.close()
+        }
+
         /// After a story measured the link, an HLS story starts on the highest variant it carries with headroom
         /// (hi needs 800 kbit/s: a 200 kbit/s link keeps lo, an 8 Mbit/s one takes hi).
         @Test(arguments: [(25_000, "lo"), (1_000_000, "hi")])

@@ -34,11 +34,14 @@ struct HLSStory: Sendable {
     }
 
     /// Reads the playlist at `url` (`length` bytes, cached under `key`), and, for a master playlist, the media
-    /// playlist of the variant `throughput` (bits per second, nil: not measured yet) carries, or of a higher one
-    /// whose playlist is cached (played before); refuses what it cannot play (a live stream) in a sentence.
+    /// playlist of the variant whose first segment is cached whole (played before: it starts without the link,
+    /// as the variant switch prefers cached segments later on), else of the variant `throughput` (bits per second,
+    /// nil: not measured yet) carries or a higher one whose playlist is cached; refuses what it cannot play (a
+    /// live stream) in a sentence. The playlists it reads are part of `scope` when given (a viewing), else of a
+    /// viewing or preload of their own.
     static func plan(
         loader: MediaLoader, url: URL, key: CacheKey, length: Int64, partKey: @escaping @Sendable (URL) -> CacheKey,
-        throughput: Double? = nil, forPreload: Bool = false
+        throughput: Double? = nil, forPreload: Bool = false, scope: ViewingScope? = nil
     ) async throws -> Plan {
         var media = try await playlist(loader: loader, url: url, key: key, length: length)
         var mediaURL = url
@@ -48,7 +51,13 @@ struct HLSStory: Sendable {
             // measured), or a higher one already in the cache: it plays without the link.
             let measured = master.variant(forThroughput: throughput)
             let cached = master.byBandwidth.last { loader.cached(partKey($0.url))?.state == .complete }
-            guard let variant = [measured, cached].compactMap({ $0 }).max(by: { $0.bandwidth < $1.bandwidth }) else {
+            let startsCached = if let scope {
+                await variantCaching(segment: 0, of: master, besides: nil, loader: loader, partKey: partKey, scope: scope)
+            } else { HLSVariant?.none }
+            guard
+                let variant = startsCached
+                    ?? [measured, cached].compactMap({ $0 }).max(by: { $0.bandwidth < $1.bandwidth })
+            else {
                 throw PlayerError("the HLS playlist names no variant")
             }
             mediaURL = variant.url
@@ -59,8 +68,13 @@ struct HLSStory: Sendable {
                 let info = try await loader.contentInformation(for: variant.url, key: variantKey)
                 return try await playlist(loader: loader, url: variant.url, key: variantKey, length: info.contentLength)
             }
-            media = forPreload
-                ? try await loader.preloading(keys: [variantKey], read) : try await loader.viewing(keys: [variantKey], read)
+            if let scope {
+                scope.include([variantKey])
+                media = try await read()
+            } else {
+                media = forPreload
+                    ? try await loader.preloading(keys: [variantKey], read) : try await loader.viewing(keys: [variantKey], read)
+            }
         }
         let chosenPlaylist = try playable(media, url: mediaURL)
         var pieces: [Piece] = []

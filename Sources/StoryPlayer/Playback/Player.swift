@@ -200,13 +200,17 @@ public final class Player: Sendable {
         if HLSPlaylistParser.isPlaylist(url: url, contentType: info.contentType) {
             // An HLS story: its variant's segments, read one after another as one run of bytes, all of them
             // part of this viewing (and those of a variant it switches to, as it learns of them).
+            // The variant playlists read to plan it are part of the same viewing: read again when the story
+            // switches variant, they were not saved by the cache.
             let (partKey, bitsPerSecond) = (self.partKey, throughput?.bitsPerSecond)
-            let plan = try await withinWaitLimit(since: waitingSince) {
-                try await HLSStory.plan(
-                    loader: loader, url: url, key: key, length: length, partKey: partKey, throughput: bitsPerSecond)
-            }
             let started = generation
-            try await loader.viewing(keys: plan.keys) { scope in
+            try await loader.viewing(keys: [key]) { scope in
+                let plan = try await withinWaitLimit(since: waitingSince) {
+                    try await HLSStory.plan(
+                        loader: loader, url: url, key: key, length: length, partKey: partKey, throughput: bitsPerSecond,
+                        scope: scope)
+                }
+                scope.include(plan.keys)
                 let story = HLSStory.start(plan, loader: loader)
                 let switcher = plan.master.flatMap { master in
                     plan.variant.map {
