@@ -57,8 +57,11 @@ import Testing
         #expect(offset == length)
         #expect(h.origin.bodyBytesSent == length)
         #expect(h.store.info(for: CacheKey(url: h.url("huge.mp4")))?.isComplete == true)
-        // Whole-file buffering would add a gibibyte; allow generous room for the rest of the test process.
-        #expect(peak - before < 256 << 20, "resident size grew by \((peak - before) >> 20) MiB")
+        // Whole-file buffering would add a gibibyte. The resident size is the whole test process's, and the tests
+        // running beside this one (decoders, frames, other caches) grow it too, more on a loaded machine where more
+        // of them overlap it (282 MiB seen beside four busy loops): half a gibibyte still tells the two apart. What
+        // streaming itself costs is measured alone by bench/run (P7, against curl).
+        #expect(peak - before < 512 << 20, "resident size grew by \((peak - before) >> 20) MiB")
         await h.close()
     }
 

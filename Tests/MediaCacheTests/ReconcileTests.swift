@@ -102,7 +102,7 @@ import Glibc
 
     /// A child process writes and commits until it is SIGKILLed; whatever the index then claims must be exactly
     /// the pattern, and the cache must open without complaint.
-    @Test(arguments: [3, 9, 17]) func sigkillMidWriteNeverLeavesWrongBytes(commitsBeforeKill: Int) throws {
+    @Test(arguments: [3, 9, 17]) func sigkillMidWriteNeverLeavesWrongBytes(commitsBeforeKill: Int) async throws {
         let dir = TemporaryDirectory()
         defer { dir.cleanup() }
         let length: Int64 = 64 << 20
@@ -112,18 +112,22 @@ import Glibc
         let output = Pipe()
         process.standardOutput = output
         try process.run()
-        var seen = 0
-        var buffer = Data()
-        let reader = output.fileHandleForReading
-        while seen < commitsBeforeKill {
-            let chunk = reader.availableData
-            if chunk.isEmpty { break }
-            buffer.append(chunk)
-            seen = String(decoding: buffer, as: UTF8.self).components(separatedBy: "committed").count - 1
+        // Blocking reads and the wait, off the cooperative pool (other tests' tasks need its threads meanwhile).
+        let (seen, reason) = try await offCooperativePool { () -> (Int, Process.TerminationReason) in
+            var seen = 0
+            var buffer = Data()
+            let reader = output.fileHandleForReading
+            while seen < commitsBeforeKill {
+                let chunk = reader.availableData
+                if chunk.isEmpty { break }
+                buffer.append(chunk)
+                seen = String(decoding: buffer, as: UTF8.self).components(separatedBy: "committed").count - 1
+            }
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            return (seen, process.terminationReason)
         }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        #expect(process.terminationReason == .uncaughtSignal, "the helper must die mid-write, not finish")
+        #expect(reason == .uncaughtSignal, "the helper must die mid-write, not finish")
         #expect(seen >= commitsBeforeKill)
 
         let store = try CacheStore(directory: dir.url, configuration: testConfiguration())
