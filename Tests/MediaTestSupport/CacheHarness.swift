@@ -108,8 +108,9 @@ public func content(_ count: Int, seed: Int = 1) -> [UInt8] {
     (0..<count).map { UInt8(truncatingIfNeeded: ($0 &* 131) ^ ($0 >> 8) ^ seed &* 77) }
 }
 
-/// Polls `condition` every few milliseconds until it holds or `limit` passes; returns whether it held.
-public func eventually(within limit: Duration = .seconds(30), _ condition: () -> Bool) async -> Bool {
+/// Polls `condition` every few milliseconds until it holds or `limit` passes; returns whether it held. The default
+/// is generous: a loaded machine may take long, and only a failing test waits it out.
+public func eventually(within limit: Duration = .seconds(120), _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + limit
     while ContinuousClock.now < deadline {
         if condition() { return true }
