@@ -4,6 +4,14 @@ import Testing
 
 @testable import StoryPlayer
 
+extension PlaybackMachine {
+    /// A story of `duration` seconds already opened (what most tests start from).
+    init(storyID: String, duration: Double, startThreshold: Double, start: Double, waitLimit: Double? = nil, waitingSince: Double? = nil) {
+        self.init(storyID: storyID, startThreshold: startThreshold, start: start, waitLimit: waitLimit, waitingSince: waitingSince)
+        _ = handle(.opened(duration: duration, contentLength: nil, cache: .miss, note: nil))
+    }
+}
+
 /// The playback machine as a plain value: each event with every action it returns (emits included), the clock
 /// that drives the playhead (the sound's while it is heard, the system's otherwise), sound started and stopped
 /// exactly with playback, when the player must look again; then arbitrary orders of events against invariants.

@@ -114,12 +114,6 @@ struct PlaybackMachine {
         self.waitingSince = waitingSince ?? start
     }
 
-    /// A story of `duration` seconds already opened (what most tests start from).
-    init(storyID: String, duration: Double, startThreshold: Double, start: Double, waitLimit: Double? = nil, waitingSince: Double? = nil) {
-        self.init(storyID: storyID, startThreshold: startThreshold, start: start, waitLimit: waitLimit, waitingSince: waitingSince)
-        _ = handle(.opened(duration: duration, contentLength: nil, cache: .miss, note: nil))
-    }
-
     /// Handles one event and returns what to do, in order.
     mutating func handle(_ event: Event) -> [Action] {
         guard status.state != .finished, status.state != .failed || isFailure(event) else { return [] }
