@@ -136,7 +136,10 @@ let package = Package(
         // What the test suites share: a store + loader + origin harness, deterministic content, MP4 fixtures.
         .target(
             name: "MediaTestSupport",
-            dependencies: ["HTTPSemantics", "MediaCache", "MediaOrigin", "MediaFormats"],
+            dependencies: [
+                "HTTPSemantics", "MediaCache", "MediaOrigin", "MediaFormats",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
             path: "Tests/MediaTestSupport"
         ),
         .testTarget(

@@ -106,28 +106,19 @@ import Glibc
         let dir = TemporaryDirectory()
         defer { dir.cleanup() }
         let length: Int64 = 64 << 20
-        let process = Process()
-        process.executableURL = try helperURL()
-        process.arguments = [dir.url.path, String(length), "16384"]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
+        let process = try ChildProcess(try helperURL().path, [dir.url.path, String(length), "16384"], stdout: .pipe)
         // Blocking reads and the wait, off the cooperative pool (other tests' tasks need its threads meanwhile).
-        let (seen, reason) = try await offCooperativePool { () -> (Int, Process.TerminationReason) in
+        let (seen, termination) = try await offCooperativePool { () -> (Int, ChildProcess.Termination) in
             var seen = 0
             var buffer = Data()
-            let reader = output.fileHandleForReading
-            while seen < commitsBeforeKill {
-                let chunk = reader.availableData
-                if chunk.isEmpty { break }
+            while seen < commitsBeforeKill, let chunk = process.stdout?.availableData, !chunk.isEmpty {
                 buffer.append(chunk)
                 seen = String(decoding: buffer, as: UTF8.self).components(separatedBy: "committed").count - 1
             }
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            return (seen, process.terminationReason)
+            process.send(SIGKILL)
+            return (seen, process.waitUntilExit())
         }
-        #expect(reason == .uncaughtSignal, "the helper must die mid-write, not finish")
+        #expect(termination == .signalled(SIGKILL), "the helper must die mid-write, not finish")
         #expect(seen >= commitsBeforeKill)
 
         let store = try CacheStore(directory: dir.url, configuration: testConfiguration())

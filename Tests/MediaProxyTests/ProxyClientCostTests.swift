@@ -109,14 +109,7 @@ import Testing
     /// Runs the client to its end, off the cooperative pool.
     static func run(_ program: String, _ arguments: [String]) async throws {
         try await offCooperativePool {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: program)
-            process.arguments = arguments
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            process.standardInput = FileHandle.nullDevice
-            try process.run()
-            process.waitUntilExit()
+            try ChildProcess(program, arguments).waitUntilExit()
         }
     }
 }

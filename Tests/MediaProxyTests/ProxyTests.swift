@@ -188,14 +188,9 @@ func installedFFprobe() -> String? {
 
 /// The duration ffprobe reads at `url` (blocking: call it off the cooperative pool).
 func probeDuration(_ ffprobe: String, _ url: String) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: ffprobe)
-    process.arguments = ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", url]
-    let out = Pipe()
-    process.standardOutput = out
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    let process = try ChildProcess(
+        ffprobe, ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", url], stdout: .pipe)
+    let text = String(decoding: process.stdout?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
     process.waitUntilExit()
     return text.trimmingCharacters(in: .whitespacesAndNewlines)
 }

@@ -36,16 +36,11 @@ public struct PhoneMedia {
     }
 
     private static func run(_ name: String, _ arguments: [String], in folder: URL) throws -> URL {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.ffmpeg() ?? "/usr/bin/ffmpeg")
-        process.arguments = ["-v", "error", "-y", "-nostdin"] + arguments + [folder.appendingPathComponent(name).path]
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw MediaMakingError(description: "ffmpeg \(name): \(text)") }
+        let process = try ChildProcess(
+            Self.ffmpeg() ?? "/usr/bin/ffmpeg",
+            ["-v", "error", "-y", "-nostdin"] + arguments + [folder.appendingPathComponent(name).path], stderr: .pipe)
+        let text = String(decoding: process.stderr?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+        guard process.waitUntilExit() == .exited(0) else { throw MediaMakingError(description: "ffmpeg \(name): \(text)") }
         return folder.appendingPathComponent(name)
     }
 

@@ -49,41 +49,38 @@ enum CLI {
 
     /// Starts the binary (or `executable`) with stdout and stderr on pipes and no stdin.
     static func start(_ arguments: [String], environment: [String: String], executable: URL? = nil) throws
-        -> (Process, Pipe, Pipe)
+        -> ChildProcess
     {
-        let process = Process()
-        process.executableURL = try executable ?? binary()
-        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env["NO_COLOR"] = "1"
         for (name, value) in environment { env[name] = value }
-        process.environment = env
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        return (process, out, err)
+        return try ChildProcess(
+            try (executable ?? binary()).path, arguments, environment: env, stdout: .pipe, stderr: .pipe)
     }
 
     /// Runs the binary and waits for it, reading both pipes while it runs.
     static func runBlocking(_ arguments: [String], environment: [String: String], executable: URL? = nil) throws
         -> CLIResult
     {
-        let (process, out, err) = try start(arguments, environment: environment, executable: executable)
+        let process = try start(arguments, environment: environment, executable: executable)
+        let (outData, errData) = readBoth(process)
+        process.waitUntilExit()
+        return CLIResult(
+            status: process.terminationStatus ?? -1, stdout: outData, stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    /// Reads a child's stdout and stderr pipes to their ends at the same time (one alone could fill and stall it).
+    static func readBoth(_ process: ChildProcess) -> (Data, Data) {
         let group = DispatchGroup()
-        nonisolated(unsafe) var outData = Data()
         nonisolated(unsafe) var errData = Data()
         group.enter()
         DispatchQueue.global().async {
-            outData = out.fileHandleForReading.readDataToEndOfFile()
+            errData = process.stderr?.readDataToEndOfFile() ?? Data()
             group.leave()
         }
-        errData = err.fileHandleForReading.readDataToEndOfFile()
+        let outData = process.stdout?.readDataToEndOfFile() ?? Data()
         group.wait()
-        process.waitUntilExit()
-        return CLIResult(status: process.terminationStatus, stdout: outData, stderr: String(decoding: errData, as: UTF8.self))
+        return (outData, errData)
     }
 }
 
@@ -103,25 +100,26 @@ extension CLI {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
                 continuation.resume(with: Result {
-                    let (process, out, err) = try start(arguments, environment: [:])
+                    let process = try start(arguments, environment: [:])
                     let group = DispatchGroup()
                     nonisolated(unsafe) var errData = Data()
                     group.enter()
                     DispatchQueue.global().async {
-                        errData = err.fileHandleForReading.readDataToEndOfFile()
+                        errData = process.stderr?.readDataToEndOfFile() ?? Data()
                         group.leave()
                     }
                     var kept = Data()
-                    while kept.count < keep, let chunk = try out.fileHandleForReading.read(upToCount: keep - kept.count),
+                    while kept.count < keep, let chunk = try process.stdout?.read(upToCount: keep - kept.count),
                         !chunk.isEmpty
                     {
                         kept.append(chunk)
                     }
-                    try out.fileHandleForReading.close()
+                    try process.stdout?.close()
                     group.wait()
                     process.waitUntilExit()
                     return CLIResult(
-                        status: process.terminationStatus, stdout: kept, stderr: String(decoding: errData, as: UTF8.self))
+                        status: process.terminationStatus ?? -1, stdout: kept,
+                        stderr: String(decoding: errData, as: UTF8.self))
                 })
             }
         }
@@ -130,42 +128,33 @@ extension CLI {
 
 /// `stories-tui serve` as a child process.
 enum ServeProcess {
-    /// Starts `serve` with `arguments`; returns the process, its base URL and its stderr.
-    static func start(_ arguments: [String]) async throws -> (Process, String, Pipe) {
-        let process = Process()
-        process.executableURL = try CLI.binary()
-        process.arguments = ["serve"] + arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
+    /// Starts `serve` with `arguments`; returns the process (stderr on its pipe) and its base URL.
+    static func start(_ arguments: [String]) async throws -> (ChildProcess, String) {
+        let process = try ChildProcess(try CLI.binary().path, ["serve"] + arguments, stdout: .pipe, stderr: .pipe)
         let firstLine = try await offCooperativePool { () -> String in
             var data = Data()
-            while !data.contains(UInt8(ascii: "\n")) {
-                let chunk = out.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
+            while !data.contains(UInt8(ascii: "\n")), let chunk = process.stdout?.availableData, !chunk.isEmpty {
                 data.append(chunk)
             }
             return String(decoding: data, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
         }
         #expect(firstLine.hasPrefix("proxy listening on http://127.0.0.1:"), "\(firstLine)")
-        return (process, String(firstLine.dropFirst("proxy listening on ".count)), err)
+        return (process, String(firstLine.dropFirst("proxy listening on ".count)))
     }
 
     /// Stops `serve` with SIGINT; one that does not exit within a minute is a failure (and is killed).
-    static func stop(_ process: Process) async throws {
-        kill(process.processIdentifier, SIGINT)
+    static func stop(_ process: ChildProcess) async throws {
+        process.send(SIGINT)
         try await waitForExit(process)
     }
 
-    static func waitForExit(_ process: Process) async throws {
+    static func waitForExit(_ process: ChildProcess) async throws {
         let deadline = ContinuousClock.now + .seconds(60)
         while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         if process.isRunning {
             Issue.record("serve did not stop within a minute of its signal")
-            kill(process.processIdentifier, SIGKILL)
+            process.send(SIGKILL)
         }
-        try await offCooperativePool { process.waitUntilExit() }
+        _ = try await offCooperativePool { process.waitUntilExit() }
     }
 }

@@ -69,27 +69,23 @@ import Glibc
             // is missing, the next fetch would finish before its kill. (At least 20 rounds always run.)
             if source.length - cachedBefore < 6_000_000 { break }
             let threshold = Int.random(in: 2_000_000...3_000_000, using: &generator)
-            let process = Process()
-            process.executableURL = try CLI.binary()
-            process.arguments = ["fetch", url, "--cache-dir", cache, "--output", scratch.path + "/out.bin"]
-            process.standardOutput = FileHandle.nullDevice
             try FileManager.default.createDirectory(at: scratch.url, withIntermediateDirectories: true)
             let errors = scratch.path + "/stderr-\(round).txt"
-            _ = FileManager.default.createFile(atPath: errors, contents: nil)
-            process.standardError = FileHandle(forWritingAtPath: errors) ?? FileHandle.nullDevice
-            try process.run()
+            let process = try ChildProcess(
+                try CLI.binary().path, ["fetch", url, "--cache-dir", cache, "--output", scratch.path + "/out.bin"],
+                stderr: .file(errors))
             // Poll, with a deadline, until this round's bytes have gone out; then kill mid-transfer.
             let deadline = ContinuousClock.now + .seconds(30)
             while origin.bodyBytesSent - before < threshold, process.isRunning, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(5))
             }
-            let ended = process.isRunning ? "" : "exit \(process.terminationStatus) (\(process.terminationReason == .uncaughtSignal ? "signal" : "exit")), "
+            let ended = process.isRunning ? "" : "\(process.waitUntilExit()), "
             #expect(
                 process.isRunning,
                 "round \(round): fetch ended before it was killed: \(ended)\(origin.bodyBytesSent - before) bytes sent, stderr: \(String(decoding: FileManager.default.contents(atPath: errors) ?? Data(), as: UTF8.self))")
-            kill(process.processIdentifier, SIGKILL)
+            process.send(SIGKILL)
             kills += 1
-            try await offCooperativePool { process.waitUntilExit() }
+            _ = try await offCooperativePool { process.waitUntilExit() }
             received += origin.bodyBytesSent - before
             guard let now = try await entry(cache) else {
                 Issue.record("round \(round): the cache lost its entry")

@@ -54,34 +54,26 @@ import Testing
     @Test(arguments: [SIGINT, SIGTERM]) func aSignalStopsPlayWithTheCodeAShellExpects(signalNumber: Int32) async throws {
         let cache = ScratchDirectory()
         defer { cache.cleanup() }
-        let process = Process()
-        process.executableURL = try CLI.binary()
         // Slowed a hundredfold: the playlist lasts half an hour, so a test process too busy to send the signal for
         // a while (CI on two cores) cannot see the run end by itself first and take its 0 for a lost signal.
-        process.arguments = [
-            "play", HeadlessPlayTests.playlistPath, "--headless", "--no-video", "--speed", "0.01", "--cache-dir", cache.path,
-        ]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try ChildProcess(
+            try CLI.binary().path,
+            ["play", HeadlessPlayTests.playlistPath, "--headless", "--no-video", "--speed", "0.01", "--cache-dir", cache.path],
+            stdout: .pipe)
         // Once it is playing (its first event is out), stop it: sent from the thread that saw the event.
-        let pid = process.processIdentifier
         _ = try await offCooperativePool {
-            let first = out.fileHandleForReading.availableData
-            kill(pid, signalNumber)
+            let first = process.stdout?.availableData
+            process.send(signalNumber)
             return first
         }
         // Bounded: a lost signal fails the test instead of hanging it.
         let deadline = Date().addingTimeInterval(60)
         while process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
         let ended = !process.isRunning
-        if !ended { kill(pid, SIGKILL) }
-        try await offCooperativePool { process.waitUntilExit() }
+        if !ended { process.send(SIGKILL) }
+        let termination = try await offCooperativePool { process.waitUntilExit() }
         #expect(ended, "play was still running 60 s after the signal")
-        withExtendedLifetime(out) {}
-        #expect(process.terminationReason == .exit)
-        #expect(process.terminationStatus == 128 + signalNumber)
+        #expect(termination == .exited(128 + signalNumber))
     }
 }
 

@@ -91,14 +91,9 @@ enum PictureQuality {
     }
 
     private static func runFFmpeg(_ arguments: [String]) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: PhoneMedia.ffmpeg() ?? "/usr/bin/ffmpeg")
-        process.arguments = ["-v", "error", "-nostdin"] + arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
+        let process = try ChildProcess(
+            PhoneMedia.ffmpeg() ?? "/usr/bin/ffmpeg", ["-v", "error", "-nostdin"] + arguments, stdout: .pipe)
+        let data = process.stdout?.readDataToEndOfFile() ?? Data()
         process.waitUntilExit()
         return data
     }

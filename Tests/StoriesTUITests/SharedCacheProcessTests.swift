@@ -33,7 +33,7 @@ import Glibc
         try Data("{\"title\": \"shared\", \"stories\": [\(stories.joined(separator: ", "))]}".utf8)
             .write(to: URL(fileURLWithPath: playlist))
 
-        let (serve, base, _) = try await ServeProcess.start(["--cache-dir", cache, "--port", "0", "--quiet"])
+        let (serve, base) = try await ServeProcess.start(["--cache-dir", cache, "--port", "0", "--quiet"])
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
         async let play = CLI.run(["play", playlist, "--headless", "--no-video", "--speed", "10", "--cache-dir", cache])

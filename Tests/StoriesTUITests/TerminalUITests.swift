@@ -29,36 +29,14 @@ struct Tmux {
         return result
     }
 
-    /// Spawns tmux with its output in files and reaps it with waitpid.
+    /// Runs tmux to its end, reading its output.
     private static func runBlocking(_ executable: String, _ arguments: [String]) throws -> CLIResult {
-        let directory = FileManager.default.temporaryDirectory.path
-        let outPath = "\(directory)/tmux-out-\(UUID().uuidString)"
-        let errPath = "\(directory)/tmux-err-\(UUID().uuidString)"
-        defer {
-            unlink(outPath)
-            unlink(errPath)
-        }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
         var environment = ProcessInfo.processInfo.environment
         environment["NO_COLOR"] = nil
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { for pointer in envp { free(pointer) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, envp)
-        guard spawned == 0 else { throw CLIError("cannot start tmux: \(String(cString: strerror(spawned)))") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        let exitCode = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-        return CLIResult(
-            status: exitCode, stdout: FileManager.default.contents(atPath: outPath) ?? Data(),
-            stderr: String(decoding: FileManager.default.contents(atPath: errPath) ?? Data(), as: UTF8.self))
+        let process = try ChildProcess(executable, arguments, environment: environment, stdout: .pipe, stderr: .pipe)
+        let (out, err) = CLI.readBoth(process)
+        process.waitUntilExit()
+        return CLIResult(status: process.terminationStatus ?? -1, stdout: out, stderr: String(decoding: err, as: UTF8.self))
     }
 
     /// The visible screen, one string per row; with `escapes`, colours and attributes as escape sequences.
