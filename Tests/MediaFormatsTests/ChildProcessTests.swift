@@ -29,6 +29,11 @@ import Glibc
         try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
         let path = directory.url.appendingPathComponent("out.txt").path
         let child = try ChildProcess("/bin/sh", ["-c", "echo started; exec sleep 600"], stdout: .file(path))
+        // Killed once it wrote its line (polled with a deadline), still running.
+        let deadline = ContinuousClock.now + .seconds(60)
+        while (FileManager.default.contents(atPath: path)?.count ?? 0) < 8, ContinuousClock.now < deadline {
+            usleep(1_000)
+        }
         #expect(child.isRunning)
         child.send(SIGKILL)
         #expect(child.waitUntilExit() == .signalled(SIGKILL))
