@@ -69,7 +69,7 @@ enum Budgets {
 
     /// Resolves the layers; a value that cannot be read is an error naming where it came from.
     static func resolve(
-        flags: [Setting: String] = [:], environment: [String: String] = ProcessInfo.processInfo.environment
+        flags: [Setting: String] = [:], environment: [String: String] = CLIEnvironment.variables
     ) throws(CLIFailure) -> Resolved {
         let path = configFile(environment: environment)
         var file: [String: Any] = [:]

@@ -24,7 +24,7 @@ enum CLILogging {
     /// terminal UI; it shows failures on screen instead).
     static func logger(quiet: Bool = false) -> Logger {
         var logger = Logger(label: "stories-tui") { label in StreamLogHandler.standardError(label: label) }
-        logger.logLevel = ProcessInfo.processInfo.environment["STORIES_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) }
+        logger.logLevel = CLIEnvironment.variables["STORIES_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) }
             ?? (quiet ? .critical : .warning)
         return logger
     }

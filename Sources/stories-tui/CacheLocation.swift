@@ -5,7 +5,7 @@ import MediaCache
 /// `$XDG_CACHE_HOME/stories-tui`, else `~/.cache/stories-tui`.
 enum CacheLocation {
     /// Resolves the cache directory from an explicit flag value and the environment.
-    static func resolve(explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+    static func resolve(explicit: String?, environment: [String: String] = CLIEnvironment.variables) -> URL {
         if let explicit, !explicit.isEmpty { return URL(fileURLWithPath: expandTilde(explicit, environment)) }
         if let dir = environment["STORIES_CACHE_DIR"], !dir.isEmpty {
             return URL(fileURLWithPath: expandTilde(dir, environment))

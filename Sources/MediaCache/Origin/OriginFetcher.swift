@@ -52,12 +52,17 @@ struct OriginResponse {
 /// Issues GET and HEAD requests on one shared AsyncHTTPClient, mapping failures to `OriginError`.
 final class OriginFetcher: Sendable {
     let configuration: OriginClientConfiguration
-    private let clientConfiguration: HTTPClient.Configuration
     /// Created with the first request: a process that finds what it needs cached and fresh never starts the
-    /// client (nor its event loop threads).
+    /// client (nor its event loop threads), nor builds its configuration (its TLS settings cost as much as a
+    /// cached read's index queries).
     private let created = NIOLockedValueBox<HTTPClient?>(nil)
 
     init(configuration: OriginClientConfiguration) {
+        self.configuration = configuration
+    }
+
+    /// The client's settings for `configuration`.
+    private static func clientConfiguration(_ configuration: OriginClientConfiguration) -> HTTPClient.Configuration {
         var config = HTTPClient.Configuration(
             // Redirects are followed here, not by the client, so every target passes `OriginURL.validate`.
             redirectConfiguration: .disallow,
@@ -70,8 +75,7 @@ final class OriginFetcher: Sendable {
         // loader retries transient failures itself, with its own backoff, and an origin that is down must not
         // hold up serving what the cache holds (a `fetch` of a cached file waited 5 s for the check).
         config.connectionPool.retryConnectionEstablishment = false
-        self.configuration = configuration
-        clientConfiguration = config
+        return config
     }
 
     /// True once a request created the client.
@@ -80,7 +84,8 @@ final class OriginFetcher: Sendable {
     private var client: HTTPClient {
         created.withLockedValue { client in
             if let client { return client }
-            let made = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+            let made = HTTPClient(
+                eventLoopGroupProvider: .singleton, configuration: Self.clientConfiguration(configuration))
             client = made
             return made
         }

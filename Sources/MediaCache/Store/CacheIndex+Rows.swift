@@ -62,7 +62,7 @@ extension CacheIndex {
         }
         guard let info = try? Self.info(from: row, ranges: ByteRangeSet(ranges)) else { return nil }
         var checksums = BlockChecksums()
-        if try db.tableExists("blockChecksum"),
+        if try CacheIndex.hasTable(db, "blockChecksum"),
             let blob = try Data.fetchOne(db, sql: "SELECT sums FROM blockChecksum WHERE key = ?", arguments: [key.hex])
         {
             checksums = BlockChecksums(blob: [UInt8](blob))
@@ -137,7 +137,7 @@ extension CacheIndex {
             return try queue.read { db in
                 var usage = CacheUsage()
                 let sql =
-                    try db.tableExists("usage")
+                    try CacheIndex.hasTable(db, "usage")
                     ? "SELECT state, bytes, entries FROM usage"
                     : "SELECT state, SUM(cachedBytes) AS bytes, COUNT(*) AS entries FROM resource GROUP BY state"
                 for row in try Row.fetchAll(db, sql: sql) {
@@ -213,7 +213,7 @@ extension CacheIndex {
     /// A value kept in the `meta` table (nil when absent, or for an index from before it existed).
     func meta(_ name: String) -> Int64? {
         try? queue.read { db in
-            guard try db.tableExists("meta") else { return nil }
+            guard try CacheIndex.hasTable(db, "meta") else { return nil }
             return try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE name = ?", arguments: [name])
         }
     }
@@ -321,7 +321,7 @@ extension CacheIndex {
     func uncacheable() throws(CacheError) -> [CacheKey: String] {
         do {
             return try queue.read { db in
-                guard try db.tableExists("uncacheable") else { return [:] }
+                guard try CacheIndex.hasTable(db, "uncacheable") else { return [:] }
                 var result: [CacheKey: String] = [:]
                 for row in try Row.fetchAll(db, sql: "SELECT key, reason FROM uncacheable") {
                     guard let hex: String = try? row.decode(forColumn: "key"), let key = CacheKey(hex: hex),

@@ -45,13 +45,26 @@ final class CacheIndex: Sendable {
             }
         }
         queue = try DatabaseQueue(path: path, configuration: configuration)
-        if thorough {
-            let check = try queue.read { db in try String.fetchOne(db, sql: "PRAGMA quick_check") }
-            guard check == "ok" else { throw IndexCorruption(detail: check ?? "no answer") }
-        } else {
-            _ = try queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
+        let migrator = Self.migrator
+        let current = try queue.read { db -> Bool in
+            if thorough {
+                let check = try String.fetchOne(db, sql: "PRAGMA quick_check")
+                guard check == "ok" else { throw IndexCorruption(detail: check ?? "no answer") }
+            }
+            // Also what tells a file that is not an index at all.
+            guard try Self.hasTable(db, "grdb_migrations") else { return false }
+            let applied = try Set(String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations"))
+            return applied.isSuperset(of: migrator.migrations)
         }
-        if !readOnly { try Self.migrator.migrate(queue) }
+        // Migrating takes the write lock even with nothing to do: every command would wait for the others' commits.
+        if !readOnly, !current { try migrator.migrate(queue) }
+    }
+
+    /// Whether the index has `table` (one written by an older version may not): one look at `sqlite_master`,
+    /// where GRDB's `tableExists` reads and caches the whole schema first.
+    static func hasTable(_ db: Database, _ table: String) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", arguments: [table])
+            ?? false
     }
 
     private static var migrator: DatabaseMigrator {

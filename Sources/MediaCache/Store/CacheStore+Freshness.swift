@@ -6,7 +6,7 @@ extension CacheIndex {
     /// said the copy may be used without asking (nil: it did not say), and when it answered.
     func freshness(_ key: CacheKey, generation: Int64) -> (until: Date?, checked: Date?) {
         let row = try? queue.read { db -> Row? in
-            guard try db.tableExists("freshness") else { return nil }
+            guard try CacheIndex.hasTable(db, "freshness") else { return nil }
             return try Row.fetchOne(
                 db, sql: "SELECT until, checked FROM freshness WHERE key = ? AND generation = ?",
                 arguments: [key.hex, generation])
