@@ -108,7 +108,7 @@ import Testing
 
     /// Runs the client to its end, off the cooperative pool.
     static func run(_ program: String, _ arguments: [String]) async throws {
-        try await offCooperativePool {
+        _ = try await offCooperativePool {
             try ChildProcess(program, arguments).waitUntilExit()
         }
     }

@@ -44,11 +44,12 @@ extension CacheStore {
         try locked { s in try enforceBudgetsLocked(&s, excluding: nil) }
     }
 
+    /// The budgets as a policy value.
+    var evictionPolicy: EvictionPolicy { EvictionPolicy(configuration: configuration, freeSpaceFloor: freeSpaceFloor) }
+
     func enforceBudgetsIfDue() throws {
         try locked { s in
-            let usage = usageLocked(&s)
-            let overBudget =
-                usage.partialBytes > configuration.partialByteLimit || usage.completeBytes > configuration.completeByteLimit
+            let overBudget = evictionPolicy.isOverBudget(usageLocked(&s))
             let expiryDue = now().timeIntervalSince(s.lastExpiryCheck) >= 60
             let spaceDue = freeSpaceFloor > 0 && s.bytesSinceSpaceCheck >= (1 << 20)
             if overBudget || expiryDue || spaceDue { _ = try enforceBudgetsLocked(&s, excluding: nil) }
@@ -61,11 +62,9 @@ extension CacheStore {
         s.lastExpiryCheck = date
         var protected = Set(s.pins.keys)
         if let excluding { protected.insert(excluding) }
+        let policy = evictionPolicy
 
-        for (state, maxAge) in [
-            (ResourceState.partial, configuration.partialMaxAge), (.complete, configuration.completeMaxAge),
-        ] {
-            let cutoff = date.addingTimeInterval(-maxAge)
+        for (state, cutoff) in policy.expiryCutoffs(at: date) {
             while true {
                 let batch = try index.leastRecentlyUsed(
                     state: state, before: cutoff, excluding: protected, limit: 64)
@@ -81,46 +80,19 @@ extension CacheStore {
                 if batch.count < 64 { break }
             }
         }
-        while usageLocked(&s).partialBytes > configuration.partialByteLimit, !holdsOneOversizedEntry(&s, .partial),
-            let key = try lruVictim(&s, state: .partial, protected: protected)
-        {
-            try discardLocked(&s, key)
-            evicted.append((key, .overBudget))
-        }
-        while usageLocked(&s).completeBytes > configuration.completeByteLimit, !holdsOneOversizedEntry(&s, .complete),
-            let key = try lruVictim(&s, state: .complete, protected: protected)
-        {
-            try discardLocked(&s, key)
-            evicted.append((key, .overBudget))
-        }
-        if let maxEntries = configuration.maxEntries {
-            while usageLocked(&s).entries > maxEntries, let key = try lruVictim(&s, state: nil, protected: protected) {
-                try discardLocked(&s, key)
-                evicted.append((key, .tooManyEntries))
-            }
-        }
         s.bytesSinceSpaceCheck = 0
-        // Unlinking happens in the background, so the file system's count lags: add what this pass freed.
-        var freed: Int64 = 0
-        while isLowOnSpace(freedSinceReading: freed), let key = try lruVictim(&s, state: nil, protected: protected) {
-            freed += try discardLocked(&s, key)
-            evicted.append((key, .lowDiskSpace))
+        var pass = EvictionPolicy.Pass(policy)
+        while let demand = pass.next(usage: usageLocked(&s), freeSpace: freeSpace) {
+            guard let key = try lruVictim(&s, state: demand.state, protected: protected) else {
+                pass.nothingLeft()
+                continue
+            }
+            // Unlinking happens in the background, so the file system's count lags: the pass adds what it freed.
+            pass.took(bytes: try discardLocked(&s, key))
+            evicted.append((key, demand.reason))
         }
         for (key, reason) in evicted { logger.debug("evicted \(key): \(reason.rawValue)") }
         return evicted
-    }
-
-    /// True when `state`'s budget is exceeded by a single entry that the total budget holds: a video larger than
-    /// one budget but within both together stays cached (it goes first when anything needs room).
-    private func holdsOneOversizedEntry(_ s: inout StoreState, _ state: ResourceState) -> Bool {
-        let usage = usageLocked(&s)
-        let entries = state == .complete ? usage.completeEntries : usage.partialEntries
-        return entries <= 1 && usage.partialBytes + usage.completeBytes <= configuration.totalByteLimit
-    }
-
-    private func isLowOnSpace(freedSinceReading freed: Int64) -> Bool {
-        guard freeSpaceFloor > 0, let free = freeSpace() else { return false }
-        return free + freed < freeSpaceFloor
     }
 
     private func lruVictim(_ s: inout StoreState, state: ResourceState?, protected: Set<CacheKey>) throws
@@ -150,34 +122,35 @@ extension CacheStore {
     func makeRoomLocked(_ s: inout StoreState, forNewBytes newBytes: Int64, of key: CacheKey) throws -> Bool {
         var protected = Set(s.pins.keys)
         protected.insert(key)
-        while usageLocked(&s).partialBytes + newBytes > configuration.partialByteLimit {
-            if let victim = try lruVictim(&s, state: .partial, protected: protected) {
+        let policy = evictionPolicy
+        var room = EvictionPolicy.Room(policy, newBytes: newBytes, pinned: s.pins[key] != nil)
+        making: while true {
+            switch room.next(usage: usageLocked(&s)) {
+            case .fits:
+                break making
+            case .refuse(let reason):
+                s.refusal = reason
+                return false
+            case .evict(let demand):
+                guard let victim = try lruVictim(&s, state: demand.state, protected: protected) else {
+                    if let refusal = room.nothingLeft() {
+                        s.refusal = refusal
+                        return false
+                    }
+                    continue
+                }
                 try discardLocked(&s, victim)
-                logger.debug("evicted \(victim): \(EvictionReason.overBudget.rawValue)")
-                continue
+                room.took()
+                logger.debug("evicted \(victim): \(demand.reason.rawValue)")
             }
-            // Only this resource (or data in use) is partial: it may grow past the partial budget while the total
-            // budget holds, as completely cached videos make way for it.
-            let usage = usageLocked(&s)
-            guard usage.partialEntries <= 1 || s.pins[key] != nil else {
-                s.refusal = "the partial-data budget (\(configuration.partialByteLimit) bytes) is full of data in use"
-                return false
-            }
-            if usage.partialBytes + usage.completeBytes + newBytes <= configuration.totalByteLimit { break }
-            guard let victim = try lruVictim(&s, state: .complete, protected: protected) else {
-                s.refusal = "the cache budget (\(configuration.totalByteLimit) bytes) is full of data in use"
-                return false
-            }
-            try discardLocked(&s, victim)
-            logger.debug("evicted \(victim): \(EvictionReason.overBudget.rawValue)")
         }
         s.bytesSinceSpaceCheck += newBytes
         if freeSpaceFloor > 0, s.bytesSinceSpaceCheck >= (1 << 20) {
             s.bytesSinceSpaceCheck = 0
             var freed: Int64 = 0
-            while isLowOnSpace(freedSinceReading: freed) {
+            while policy.isLowOnSpace(free: freeSpace(), freed: freed) {
                 guard let victim = try lruVictim(&s, state: nil, protected: protected) else {
-                    s.refusal = "the disk has less than \(freeSpaceFloor) bytes free and nothing left to evict"
+                    s.refusal = policy.lowDiskRefusal
                     return false
                 }
                 freed += try discardLocked(&s, victim)
