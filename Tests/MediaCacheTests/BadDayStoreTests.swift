@@ -224,8 +224,10 @@ import Glibc
         let h = try await LoaderHarness()
         let bytes = content(600_000)
         h.origin.set(OriginResource(bytes: bytes), at: "/f.mp4")
+        let faults = StorageFaults()
+        try await h.reopenStore(faults: faults)
         #expect(try await h.read("f.mp4", 0, 100_000) == Array(bytes[0..<100_000]))
-        h.store.faults.writeErrno = ENOSPC
+        faults.writeErrno = ENOSPC
         // The rest cannot be written: it comes straight from the origin, the cached start from disk.
         #expect(try await h.read("f.mp4") == bytes)
         let cached = h.store.availableRanges(for: CacheKey(url: h.url("f.mp4")))
@@ -237,14 +239,15 @@ import Glibc
     @Test func aFailedSyncIsNeverRecordedLater() throws {
         let dir = TemporaryDirectory()
         defer { dir.cleanup() }
-        let store = try CacheStore(directory: dir.url, configuration: testConfiguration())
+        let faults = StorageFaults()
+        let store = try CacheStore.withFaults(faults, directory: dir.url)
         let generation = try store.generation(for: "s", length: 100_000)
         try store.writePattern("s", generation: generation, 0..<10_000)
-        store.faults.syncErrno = EIO
+        faults.syncErrno = EIO
         #expect(throws: CacheError.self) { try store.commit(key: testKey("s")) }
         // The bytes whose sync failed are treated as missing…
         #expect(store.availableRanges(for: testKey("s")).isEmpty)
-        store.faults.syncErrno = nil
+        faults.syncErrno = nil
         try store.writePattern("s", generation: generation, 20_000..<30_000)
         try store.commit(key: testKey("s"))
         // …and a later successful commit records only what it synced.
@@ -328,10 +331,12 @@ import Glibc
         let h = try await LoaderHarness()
         let bytes = content(300_000)
         h.origin.set(OriginResource(bytes: bytes), at: "/g.mp4")
+        let faults = StorageFaults()
+        try await h.reopenStore(faults: faults)
         #expect(try await h.read("g.mp4", 0, 100_000) == Array(bytes[0..<100_000]))
         // Between the reader's look at what is cached and its read, a writer gives the resource up (it outgrew
         // the budget): the reader goes on from the origin instead of failing on bytes that are gone.
-        h.store.faults.giveUpBeforeNextRead = "outgrew the cache budget"
+        faults.giveUpBeforeNextRead = "outgrew the cache budget"
         #expect(try await h.read("g.mp4") == bytes)
         #expect(h.store.info(for: CacheKey(url: h.url("g.mp4"))) == nil)
         await h.close()

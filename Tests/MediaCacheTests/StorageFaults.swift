@@ -1,10 +1,11 @@
 import Foundation
+import MediaTestSupport
 import NIOConcurrencyHelpers
 
 @testable import MediaCache
 
 /// Disk failures and delays a test makes in a store (a full disk without filling one, a failing sync, a slow
-/// disk held still): set one on the store, then change its fields while the test runs.
+/// disk held still): open the store with one, then change its fields while the test runs.
 final class StorageFaults: StorageFaultInjecting {
     private struct Fields {
         var writeErrno: Int32?
@@ -50,14 +51,21 @@ final class StorageFaults: StorageFaultInjecting {
 }
 
 extension CacheStore {
-    /// The faults injected in this store, made on first use.
-    var faults: StorageFaults {
-        state.withLockedValue { s in
-            if let faults = s.faults as? StorageFaults { return faults }
-            let faults = StorageFaults()
-            s.faults = faults
-            return faults
-        }
+    /// A store whose disk work `faults` can make fail or wait.
+    static func withFaults(
+        _ faults: StorageFaults, directory: URL, configuration: CacheConfiguration = testConfiguration()
+    ) throws -> CacheStore {
+        try CacheStore(directory: directory, configuration: configuration, opensReadOnly: false, faults: faults)
+    }
+}
+
+extension CacheHarness {
+    /// Opens the harness's store again with `faults` (and a loader over it).
+    func reopenStore(faults: StorageFaults) async throws {
+        await loader.shutdown()
+        try store.close()
+        store = try CacheStore.withFaults(faults, directory: directory, configuration: cacheConfiguration)
+        loader = MediaLoader(store: store, configuration: configuration)
     }
 }
 

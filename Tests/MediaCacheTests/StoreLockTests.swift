@@ -12,13 +12,14 @@ import Testing
     func aReadOrWriteWaitingOnTheDiskHoldsNoLock(_ kind: String) async throws {
         let dir = TemporaryDirectory()
         defer { dir.cleanup() }
-        let store = try CacheStore(directory: dir.url, configuration: testConfiguration())
+        let faults = StorageFaults()
+        let store = try CacheStore.withFaults(faults, directory: dir.url)
         let a = try store.generation(for: "a", length: 100_000)
         let b = try store.generation(for: "b", length: 100_000)
         try store.writePattern("a", generation: a, 0..<50_000)
         try store.writePattern("b", generation: b, 0..<50_000)
         let gate = DiskGate()
-        store.faults.diskGate = gate
+        faults.diskGate = gate
         let slowDone = NIOLockedValueBox(false)
         let slow = Thread {
             if kind == "read" {

@@ -14,7 +14,8 @@ import Testing
             defer { dir.cleanup() }
             let key = testKey("m")
             let length: Int64 = 600_000
-            var store = try CacheStore(directory: dir.url, configuration: testConfiguration())
+            let faults = StorageFaults()
+            var store = try CacheStore.withFaults(faults, directory: dir.url)
             var generation = try store.generation(for: "m", length: length)
             // Bytes whose sync failed and that were not written again since: they must never be recorded.
             var lost = ByteRangeSet()
@@ -27,7 +28,7 @@ import Testing
                     lost.remove(range)
                 case 5..<8:
                     let fails = Int.random(in: 0..<3, using: &g) == 0
-                    store.faults.syncErrno = fails ? EIO : nil
+                    faults.syncErrno = fails ? EIO : nil
                     let before = store.availableRanges(for: key)
                     do {
                         try store.commit(key: key)
@@ -37,11 +38,11 @@ import Testing
                         for range in store.availableRanges(for: key) { dropped.remove(range) }
                         for range in dropped { lost.insert(range) }
                     }
-                    store.faults.syncErrno = nil
+                    faults.syncErrno = nil
                 case 8:
                     // A reopening: only recorded (so synced) ranges survive.
                     try store.close()
-                    store = try CacheStore(directory: dir.url, configuration: testConfiguration())
+                    store = try CacheStore.withFaults(faults, directory: dir.url)
                     // As the loader does before each fetch (an entry left with nothing recorded may be gone).
                     generation = try store.generation(for: "m", length: length)
                 default:

@@ -22,7 +22,7 @@ extension CacheStore {
     {
         let (file, pending, gate) = try locked(noticingChangesWithin: maxAge) {
             s -> (DataFile, PendingCheck?, (any StorageFaultInjecting)?) in
-            if let reason = s.faults?.takeGiveUpBeforeNextRead() {
+            if let reason = faults?.takeGiveUpBeforeNextRead() {
                 try discardLocked(&s, key)
                 s.uncacheable[key] = reason
             }
@@ -35,7 +35,7 @@ extension CacheStore {
             // The entry is changed in place from here on (a copy held meanwhile would make each change copy it).
             s.entries[key]?.info.lastAccess = now()
             s.accessed.insert(key)
-            return (file, pendingCheckLocked(&s, key, range), s.faults)
+            return (file, pendingCheckLocked(&s, key, range), faults)
         }
         gate?.beforeDiskWork()
         // The disk is read (and checked) outside the lock: the file stays open while it is held here, and the

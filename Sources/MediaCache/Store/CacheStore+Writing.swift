@@ -143,10 +143,10 @@ extension CacheStore {
             } catch CacheError.notCached {
                 throw CacheError.resourceChanged(key)  // evicted by another process meanwhile
             }
-            if let code = s.faults?.writeErrno { throw CacheError.io("cannot write \(file.path): \(String(cString: strerror(code)))") }
+            if let code = faults?.writeErrno { throw CacheError.io("cannot write \(file.path): \(String(cString: strerror(code)))") }
             guard s.entries[key]?.info.generation == generation else { throw CacheError.resourceChanged(key) }
             s.writing += newBytes
-            return (file, newBytes, s.faults)
+            return (file, newBytes, faults)
         }
         guard let reserved else { return (false, false) }
         guard let (file, newBytes, gate) = reserved else { return (true, false) }
@@ -208,7 +208,7 @@ extension CacheStore {
         let pending = locked {
             s -> (file: DataFile?, ranges: ByteRangeSet, recorded: ByteRangeSet, generation: Int64, fault: Int32?)? in
             guard let entry = s.entries[key], entry.unrecordedBytes > 0 else { return nil }
-            return (s.files[key], entry.written, entry.info.ranges, entry.info.generation, s.faults?.syncErrno)
+            return (s.files[key], entry.written, entry.info.ranges, entry.info.generation, faults?.syncErrno)
         }
         guard let pending else { return }
         var failure: CacheError?

@@ -35,6 +35,8 @@ public final class CacheStore: Sendable {
     /// Free bytes eviction keeps on the disk: the configured floor, scaled down on a small disk.
     public let freeSpaceFloor: Int64
     let state: StoreLock<StoreState>
+    /// Where disk work is made to fail or wait (tests; nil in use).
+    let faults: (any StorageFaultInjecting)?
     let trashQueue = DispatchQueue(label: "MediaCache.trash")
     let locks: SharedLocks
 
@@ -66,13 +68,15 @@ public final class CacheStore: Sendable {
     /// Below this much free space the disk counts as full and the directory is opened read-only.
     static let fullDiskBytes: Int64 = 64 << 10
 
-    /// `opensReadOnly` opens a writable directory as if it were read-only (commands that only look).
+    /// `opensReadOnly` opens a writable directory as if it were read-only (commands that only look); `faults`
+    /// makes disk work fail or wait where it touches the disk.
     init(
         directory: URL, configuration: CacheConfiguration, logger: Logger = Logger(label: "MediaCache"),
         now: @escaping @Sendable () -> Date = { Date() }, freeSpace: (@Sendable () -> Int64?)? = nil,
-        opensReadOnly: Bool
+        opensReadOnly: Bool, faults: (any StorageFaultInjecting)? = nil
     ) throws {
         self.directory = directory
+        self.faults = faults
         tempDirectory = directory.appendingPathComponent("temp").path
         mediaDirectory = directory.appendingPathComponent("media").path
         trashDirectory = directory.appendingPathComponent("trash").path
