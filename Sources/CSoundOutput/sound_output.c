@@ -95,8 +95,9 @@ static stories_sound *open_pulse(const char *application, unsigned rate, unsigne
     pa_sample_spec spec = {PA_SAMPLE_S16LE, rate, (uint8_t)channels};
     uint32_t frame = 2 * channels;
     uint32_t target = rate / 1000 * latency_ms * frame;
-    // A short buffer: what is written is heard soon, so pause and story changes are heard at once (flush drops it
-    // too), and the latency the server reports stays small next to a frame's time.
+    // The buffer covers the longest a busy machine leaves the writing thread unrun (60 ms was too short on two
+    // loaded cores: silences of 10 to 35 ms). Pause and story changes are still heard at once (they flush it), and
+    // the audio clock subtracts the latency the server reports.
     pa_buffer_attr attr = {(uint32_t)-1, target, (uint32_t)-1, target / 4, (uint32_t)-1};
     int code = 0;
     sound->pulse = pa_new(NULL, application, PA_STREAM_PLAYBACK, NULL, "story", &spec, NULL, &attr, &code);

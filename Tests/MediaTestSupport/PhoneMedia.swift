@@ -194,13 +194,13 @@ public struct PhoneMedia {
 
     /// 2 s of picture with a `hertz` tone encoded with `codec` (aac, libopus, libmp3lame) into `container` (mp4,
     /// webm, mkv); Opus and AAC start with priming samples the decoder leaves out.
-    public func toneClip(hertz: Int, codec: String, container: String) async throws -> String {
-        let name = "tone-\(codec).\(container)"
+    public func toneClip(hertz: Int, codec: String, container: String, seconds: Int = 2) async throws -> String {
+        let name = "tone-\(codec)-\(seconds)s.\(container)"
         let video = container == "webm" ? ["-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8"]
             : ["-c:v", "libx264", "-pix_fmt", "yuv420p", "-preset", "ultrafast"]
         try await ffmpeg(name, [
-            "-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=2",
-            "-f", "lavfi", "-i", "sine=f=\(hertz):d=2:sample_rate=44100",
+            "-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=\(seconds)",
+            "-f", "lavfi", "-i", "sine=f=\(hertz):d=\(seconds):sample_rate=44100",
         ] + video + ["-c:a", codec, "-b:a", "64k", "-shortest"])
         return name
     }

@@ -29,14 +29,23 @@ struct Tmux {
         return result
     }
 
-    /// Runs tmux to its end, reading its output.
+    /// Runs tmux to its end with its output in files, and reads them.
     private static func runBlocking(_ executable: String, _ arguments: [String]) throws -> CLIResult {
+        let directory = FileManager.default.temporaryDirectory.path
+        let outPath = "\(directory)/tmux-out-\(UUID().uuidString)"
+        let errPath = "\(directory)/tmux-err-\(UUID().uuidString)"
+        defer {
+            unlink(outPath)
+            unlink(errPath)
+        }
         var environment = ProcessInfo.processInfo.environment
         environment["NO_COLOR"] = nil
-        let process = try ChildProcess(executable, arguments, environment: environment, stdout: .pipe, stderr: .pipe)
-        let (out, err) = CLI.readBoth(process)
+        let process = try ChildProcess(
+            executable, arguments, environment: environment, stdout: .file(outPath), stderr: .file(errPath))
         process.waitUntilExit()
-        return CLIResult(status: process.terminationStatus ?? -1, stdout: out, stderr: String(decoding: err, as: UTF8.self))
+        return CLIResult(
+            status: process.terminationStatus ?? -1, stdout: FileManager.default.contents(atPath: outPath) ?? Data(),
+            stderr: String(decoding: FileManager.default.contents(atPath: errPath) ?? Data(), as: UTF8.self))
     }
 
     /// The visible screen, one string per row; with `escapes`, colours and attributes as escape sequences.

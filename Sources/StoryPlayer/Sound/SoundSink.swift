@@ -61,8 +61,9 @@ public final class SystemSoundSink: SoundSink, @unchecked Sendable {
     public let format: SoundFormat
     public let name: String
 
-    /// Opens the device (blocking: a server that does not answer can take seconds).
-    public init(backend: SoundBackend = .auto, format: SoundFormat = .standard, latencyMs: Int = 60) throws(SoundError) {
+    /// Opens the device (blocking: a server that does not answer can take seconds) holding `latencyMs` of sound:
+    /// enough for a busy machine's scheduler, since cuts flush it and the audio clock counts the delay.
+    public init(backend: SoundBackend = .auto, format: SoundFormat = .standard, latencyMs: Int = 150) throws(SoundError) {
         var why = [CChar](repeating: 0, count: 512)
         let code: Int32 = switch backend {
         case .auto: Int32(STORIES_SOUND_AUTO)

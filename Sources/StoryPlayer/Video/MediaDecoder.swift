@@ -231,6 +231,9 @@ public final class MediaDecoder: @unchecked Sendable {
             var dropped = 0
             var skipped = 0
             while !ended, decodesPictures {
+                // Sound first: a decoder catching up on pictures (a busy machine) never lets the device run dry;
+                // pictures it cannot keep up with are dropped, as they are when the playhead overtakes them.
+                if let sound, !soundOver { soundOver = decodeSound(reader, into: sound, around: target) }
                 if pendingTime == nil {
                     pendingTime = try reader.decode(into: pending)
                     if pendingTime == nil {
