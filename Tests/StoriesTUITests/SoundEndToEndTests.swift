@@ -88,14 +88,7 @@ enum SoundServer {
     /// Through PulseAudio's client library, and through ALSA (its PulseAudio plugin, set as the default device in
     /// the server's home).
     @Test(arguments: ["pulse", "alsa"]) func eachStoryIsHeardAtItsPitchAndTheBeepWithItsFlash(output: String) async throws {
-        guard SoundServer.available else {
-            if PhoneMedia.required { Issue.record("\(SoundServer.missing), and STORIES_REQUIRE_E2E=1 requires it") }
-            return
-        }
-        guard let media = try PhoneMedia.make() else {
-            if PhoneMedia.required { Issue.record("\(PhoneMedia.missing), and STORIES_REQUIRE_E2E=1 requires it") }
-            return
-        }
+        guard let media = try Self.soundAndMedia() else { return }
         defer { media.remove() }
         let low = try await media.toneClip(hertz: 440, codec: "aac", container: "mp4")
         let high = try await media.toneClip(hertz: 880, codec: "libopus", container: "webm")
@@ -148,14 +141,7 @@ enum SoundServer {
     /// open: every time, each beep is heard within 40 ms of its flash, and the picture moves on from its first
     /// frame at once (the frame of 1 s is shown 1 s after the first).
     @Test func theFirstStoryIsInSyncOnEveryColdStart() async throws {
-        guard SoundServer.available else {
-            if PhoneMedia.required { Issue.record("\(SoundServer.missing), and STORIES_REQUIRE_E2E=1 requires it") }
-            return
-        }
-        guard let media = try PhoneMedia.make() else {
-            if PhoneMedia.required { Issue.record("\(PhoneMedia.missing), and STORIES_REQUIRE_E2E=1 requires it") }
-            return
-        }
+        guard let media = try Self.soundAndMedia() else { return }
         defer { media.remove() }
         let flash = try await media.flashesAndBeeps(seconds: 4, hevc: true, size: "1280x720")
         let list = media.folder.appendingPathComponent("playlist.json")
@@ -224,14 +210,11 @@ enum SoundServer {
             print("skipping the screen's sound on busy cores: it runs alone (STORIES_LOAD_E2E=1, as bash .ci/run does)")
             return
         }
-        guard SoundServer.available, let tmuxPath = Tmux.find() else {
-            if PhoneMedia.required { Issue.record("\(SoundServer.missing) or tmux, and STORIES_REQUIRE_E2E=1 requires them") }
+        guard let tmuxPath = Tmux.find() else {
+            if PhoneMedia.required { Issue.record("tmux is not installed, and STORIES_REQUIRE_E2E=1 requires it") }
             return
         }
-        guard let media = try PhoneMedia.make() else {
-            if PhoneMedia.required { Issue.record("\(PhoneMedia.missing), and STORIES_REQUIRE_E2E=1 requires it") }
-            return
-        }
+        guard let media = try Self.soundAndMedia() else { return }
         defer { media.remove() }
         let folder = media.folder.path
         let clip = try await media.toneClip(hertz: 440, codec: "aac", container: "mp4", seconds: 8)
@@ -285,6 +268,20 @@ enum SoundServer {
         print("ui sound on busy cores: tone heard for \(String(format: "%.3f", seconds)) s, silences (ms): \(gaps)")
         #expect(gaps.isEmpty, "silences within the tone, ms: \(gaps)")
         #expect(abs(seconds - 8) <= 0.03, "the 8 s tone was heard for \(seconds) s")
+    }
+
+    /// The test media folder when the sound server and ffmpeg are there; nil otherwise (a skip, or a recorded
+    /// failure under STORIES_REQUIRE_E2E=1).
+    static func soundAndMedia() throws -> PhoneMedia? {
+        guard SoundServer.available else {
+            if PhoneMedia.required { Issue.record("\(SoundServer.missing), and STORIES_REQUIRE_E2E=1 requires it") }
+            return nil
+        }
+        guard let media = try PhoneMedia.make() else {
+            if PhoneMedia.required { Issue.record("\(PhoneMedia.missing), and STORIES_REQUIRE_E2E=1 requires it") }
+            return nil
+        }
+        return media
     }
 
     /// Samples per 2.5 ms window, and the levels that count as sound and as silence for a tone at half scale.
