@@ -124,7 +124,10 @@ extension StoriesRenderer {
         switch status?.state {
         case .failed: suffix = "stopped"
         case .loading where buffered == 0: suffix = "waiting"
-        default: suffix = "\(TimeFormat.seconds(buffered)) of \(TimeFormat.seconds(Self.bufferScale)) ahead"
+        default:
+            // The bar's scale where it fits; a long story's buffer ("592.7 s") says just how far ahead, whole.
+            let ahead = "\(TimeFormat.seconds(buffered)) of \(TimeFormat.seconds(Self.bufferScale)) ahead"
+            suffix = ahead.count < 22 ? ahead : "\(TimeFormat.seconds(buffered)) ahead"
         }
         let barWidth = Self.barWidth(width, suffix: 22)
         let filled = Int((Double(barWidth) * Swift.min(1, buffered / Self.bufferScale)).rounded())

@@ -85,4 +85,14 @@ import Testing
         let buffer = try #require(row(at100, containing: "Buffer"))
         #expect(at100.lines[buffer].contains("of 2.5 s ahead"), "the buffer bar's scale is stated")
     }
+
+    /// A 10-minute still buffers minutes ahead: the line says how far, whole, rather than cutting off the scale.
+    @Test(arguments: [120, 160]) func aLongBufferIsSaidWholeNotCut(width: Int) throws {
+        var snapshot = midStory()
+        snapshot.status?.bufferedSeconds = 592.7
+        let grid = StoriesRenderer.render(StoriesScreen(snapshot: snapshot), width: width, height: 40)
+        let line = grid.lines[try #require(row(grid, containing: "Buffer"))]
+        #expect(line.hasSuffix("592.7 s ahead"), "\(line)")
+        #expect(!line.contains("…"))
+    }
 }
