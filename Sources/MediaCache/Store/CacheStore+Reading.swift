@@ -20,8 +20,8 @@ extension CacheStore {
     func read(key: CacheKey, range: ByteRange, generation: Int64?, noticingChangesWithin maxAge: UInt64) throws
         -> [UInt8]
     {
-        let (file, pending, gate) = try locked(noticingChangesWithin: maxAge) {
-            s -> (DataFile, PendingCheck?, (any StorageFaultInjecting)?) in
+        let (file, pending) = try locked(noticingChangesWithin: maxAge) {
+            s -> (DataFile, PendingCheck?) in
             if let reason = faults?.takeGiveUpBeforeNextRead() {
                 try discardLocked(&s, key)
                 s.uncacheable[key] = reason
@@ -35,9 +35,9 @@ extension CacheStore {
             // The entry is changed in place from here on (a copy held meanwhile would make each change copy it).
             s.entries[key]?.info.lastAccess = now()
             s.accessed.insert(key)
-            return (file, pendingCheckLocked(&s, key, range), faults)
+            return (file, pendingCheckLocked(&s, key, range))
         }
-        gate?.beforeDiskWork()
+        faults?.beforeDiskWork()
         // The disk is read (and checked) outside the lock: the file stays open while it is held here, and the
         // bytes of a range once cached never change in it.
         guard let pending else { return try file.read(count: range.count, at: range.lowerBound) }

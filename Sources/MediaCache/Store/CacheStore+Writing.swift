@@ -127,7 +127,7 @@ extension CacheStore {
     ) throws -> (stored: Bool, commitDue: Bool) {
         guard bytes.count > 0 else { return (true, false) }
         let range = offset..<(offset + Int64(bytes.count))
-        let reserved = try locked { s -> (file: DataFile, newBytes: Int64, gate: (any StorageFaultInjecting)?)?? in
+        let reserved = try locked { s -> (file: DataFile, newBytes: Int64)?? in
             guard let entry = entryLocked(&s, key), entry.info.generation == generation else {
                 throw CacheError.resourceChanged(key)
             }
@@ -146,11 +146,11 @@ extension CacheStore {
             if let code = faults?.writeErrno { throw CacheError.io("cannot write \(file.path): \(String(cString: strerror(code)))") }
             guard s.entries[key]?.info.generation == generation else { throw CacheError.resourceChanged(key) }
             s.writing += newBytes
-            return (file, newBytes, faults)
+            return (file, newBytes)
         }
         guard let reserved else { return (false, false) }
-        guard let (file, newBytes, gate) = reserved else { return (true, false) }
-        gate?.beforeDiskWork()
+        guard let (file, newBytes) = reserved else { return (true, false) }
+        faults?.beforeDiskWork()
         do {
             try file.write(bytes, at: offset)
         } catch {
