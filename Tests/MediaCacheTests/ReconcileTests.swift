@@ -60,7 +60,7 @@ import Glibc
         let early = try CacheStore(directory: dir.url, configuration: configuration, now: clock.closure)
         #expect(early.recovery.orphanFilesRemoved == 0)
         try early.close()
-        clock.advance(by: CacheStore.sweepInterval)
+        clock.advance(by: Reconciler.sweepInterval)
         let store = try CacheStore(directory: dir.url, configuration: configuration, now: clock.closure)
         #expect(store.recovery.rowsWithoutFileDropped == 1)
         #expect(store.recovery.orphanFilesRemoved == 3)

@@ -51,7 +51,7 @@ extension CacheStore {
     /// The data file of `key`'s current entry (named by key and generation, in `temp/` or `media/`).
     func dataPath(_ key: CacheKey) throws -> String {
         guard let info = info(for: key) else { throw CacheError.notCached(key) }
-        return path(for: key, generation: info.generation, state: info.state)
+        return path(for: info)
     }
 
     /// Writes the pattern bytes of `range` for `name`.

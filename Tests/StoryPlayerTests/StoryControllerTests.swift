@@ -112,7 +112,7 @@ extension SimulationSuites {
             let holding = NIOLockedValueBox(false)
             let store = sim.loader.store
             Thread.detachNewThread {
-                store.locked { _ in
+                store.table.locked { _ in
                     holding.withLockedValue { $0 = true }
                     entered.signal()
                     _ = release.wait(timeout: .now() + 30)

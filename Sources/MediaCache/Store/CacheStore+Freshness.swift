@@ -26,7 +26,7 @@ extension CacheStore {
     public func recordFreshness(key: CacheKey, generation: Int64, lifetime: TimeInterval?) -> Date? {
         let checked = now()
         let until = lifetime.map { checked.addingTimeInterval($0) }
-        let due = state.withLockedValue { s -> Bool in
+        let due = table.state.withLockedValue { s -> Bool in
             guard let last = s.recordedFreshness[key], last.generation == generation,
                 checked.timeIntervalSince(last.checked) < Self.freshnessSlack
             else { return true }
@@ -39,7 +39,7 @@ extension CacheStore {
         guard due, !isReadOnly, info(for: key)?.generation == generation else { return until }
         do {
             try index.setFreshness(key, generation: generation, until: until, checked: checked)
-            state.withLockedValue { $0.recordedFreshness[key] = (generation, until, checked) }
+            table.state.withLockedValue { $0.recordedFreshness[key] = (generation, until, checked) }
         } catch {
             logger.warning("\(error)")
         }

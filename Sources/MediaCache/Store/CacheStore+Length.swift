@@ -7,17 +7,17 @@ extension CacheStore {
     /// corrects. False (nothing changed) when the entry is another generation or the bytes do not fit exactly.
     public func adoptLength(key: CacheKey, generation: Int64, length: Int64) throws -> Bool {
         guard length > 0, !isReadOnly else { return false }
-        return try locked { s in
-            guard let entry = entryLocked(&s, key), entry.info.generation == generation,
+        return try table.locked { s in
+            guard let entry = table.entry(&s, key), entry.info.generation == generation,
                 entry.written == entry.info.ranges
             else { return false }
-            return try modifyLocked(&s, key) { resource, _ -> Bool in
+            return try table.modify(&s, key) { resource, _ -> Bool in
                 guard var current = resource, current.info.generation == generation,
                     current.info.ranges.contiguousLength(from: 0) == length,
                     current.info.ranges.ranges.last?.upperBound == length
                 else { return false }
                 current.info.metadata.contentLength = length
-                try completeIfWhole(&current, key: key)
+                try table.completeIfWhole(&current)
                 resource = current
                 logger.warning("resource \(key): the origin's lengths disagreed; its \(length) bytes are the whole file")
                 return true

@@ -20,22 +20,22 @@ extension CacheStore {
     func read(key: CacheKey, range: ByteRange, generation: Int64?, noticingChangesWithin maxAge: UInt64) throws
         -> [UInt8]
     {
-        let (file, pending) = try locked(noticingChangesWithin: maxAge) {
-            s -> (DataFile, PendingCheck?) in
+        let (file, pending) = try table.locked(noticingChangesWithin: maxAge) {
+            s -> (DataFile, BlockVerifier.PendingCheck?) in
             if let reason = faults?.takeGiveUpBeforeNextRead() {
-                try discardLocked(&s, key)
+                try table.discard(&s, key)
                 s.uncacheable[key] = reason
             }
             do {
-                guard let entry = entryLocked(&s, key) else { throw CacheError.notCached(key) }
+                guard let entry = table.entry(&s, key) else { throw CacheError.notCached(key) }
                 if let generation, generation != entry.info.generation { throw CacheError.resourceChanged(key) }
                 guard entry.written.contains(range) else { throw CacheError.rangeNotCached(key, range) }
             }
-            let file = try fileLocked(&s, key)
+            let file = try table.file(&s, key)
             // The entry is changed in place from here on (a copy held meanwhile would make each change copy it).
             s.entries[key]?.info.lastAccess = now()
             s.accessed.insert(key)
-            return (file, pendingCheckLocked(&s, key, range))
+            return (file, s.entries[key].flatMap { table.verifier.pendingCheck($0, range) })
         }
         faults?.beforeDiskWork()
         // The disk is read (and checked) outside the lock: the file stays open while it is held here, and the
@@ -58,14 +58,14 @@ extension CacheStore {
     public func openCompleteFile(
         for key: CacheKey, holding: Int64? = nil, checking: Bool = true, sending select: (ResourceMetadata) -> ByteRange?
     ) -> CompleteFile? {
-        typealias Found = (generation: Int64, metadata: ResourceMetadata, range: ByteRange?, file: DataFile?, checks: [PendingCheck])
+        typealias Found = (generation: Int64, metadata: ResourceMetadata, range: ByteRange?, file: DataFile?, checks: [BlockVerifier.PendingCheck])
         func lookUp(_ s: inout StoreState) -> Found? {
-            guard let entry = entryLocked(&s, key), entry.info.state == .complete,
+            guard let entry = table.entry(&s, key), entry.info.state == .complete,
                 let length = entry.info.metadata.contentLength
             else { return nil }
             let metadata = entry.info.metadata
             let range = select(metadata)
-            var checks: [PendingCheck] = []
+            var checks: [BlockVerifier.PendingCheck] = []
             if let range {
                 guard range.lowerBound >= 0, range.upperBound <= length else { return nil }
                 // Each block is checked once per process before its bytes leave without passing through this
@@ -73,21 +73,23 @@ extension CacheStore {
                 var window = range.lowerBound
                 while window < range.upperBound {
                     let next = Swift.min(range.upperBound, window + (1 << 20))
-                    if let pending = pendingCheckLocked(&s, key, window..<next) { checks.append(pending) }
+                    if let current = s.entries[key], let pending = table.verifier.pendingCheck(current, window..<next) {
+                        checks.append(pending)
+                    }
                     window = next
                 }
             }
             guard checks.isEmpty || checking else { return nil }
             s.entries[key]?.info.lastAccess = now()
             s.accessed.insert(key)
-            let file = checks.isEmpty ? nil : try? fileLocked(&s, key)
+            let file = checks.isEmpty ? nil : try? table.file(&s, key)
             return (entry.info.generation, metadata, range, file, checks)
         }
         // A caller that must not wait on the disk does not wait for the lock either (a commit may hold it while
         // it records ranges in the index).
         let found = checking
-            ? locked(noticingChangesWithin: Self.hitPathStaleness, lookUp)
-            : lockedIfAvailable(noticingChangesWithin: Self.hitPathStaleness, lookUp) ?? nil
+            ? table.locked(noticingChangesWithin: Self.hitPathStaleness, lookUp)
+            : table.lockedIfAvailable(noticingChangesWithin: Self.hitPathStaleness, lookUp) ?? nil
         guard let found else { return nil }
         if !found.checks.isEmpty {
             // Checked outside the lock; then still this version, still whole?
@@ -95,7 +97,7 @@ extension CacheStore {
             for pending in found.checks {
                 do { _ = try check(pending, in: file) } catch { return nil }
             }
-            let whole = locked { s in
+            let whole = table.locked { s in
                 guard let current = s.entries[key], current.info.generation == found.generation,
                     current.info.state == .complete, let length = current.info.metadata.contentLength
                 else { return false }
@@ -112,9 +114,16 @@ extension CacheStore {
         }
         // Opened without the lock (other threads answer from the store meanwhile): the file, or nothing if it was
         // evicted meanwhile (the caller then reads through the loader).
-        let fd = SystemCalls.openFile(path(for: key, generation: generation, state: .complete), O_RDONLY | O_CLOEXEC, 0)
+        let fd = SystemCalls.openFile(layout.path(for: key, generation: generation, state: .complete), O_RDONLY | O_CLOEXEC, 0)
         guard fd >= 0 else { return nil }
         return CompleteFile(descriptor: fd, version: generation, metadata: metadata, range: range)
+    }
+    /// Checks the span of `pending` in `file` outside the lock, then records what the check found (see
+    /// `BlockVerifier.check` and `EntryTable.take(_:of:generation:_:)`). Returns the bytes read (of `pending.span`).
+    func check(_ pending: BlockVerifier.PendingCheck, in file: DataFile) throws -> [UInt8] {
+        let (bytes, verdicts) = try table.verifier.check(pending, in: file)
+        try table.locked { s in try table.take(verdicts, of: pending.key, generation: pending.generation, &s) }
+        return bytes
     }
 }
 

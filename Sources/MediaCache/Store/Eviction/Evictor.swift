@@ -1,0 +1,140 @@
+import Foundation
+import Logging
+
+/// Why an entry was evicted.
+public enum EvictionReason: String, Sendable, Equatable {
+    /// Not accessed within the max age for its state.
+    case expired
+    /// Its state's byte budget was exceeded.
+    case overBudget
+    /// The entry-count limit was exceeded.
+    case tooManyEntries
+    /// The file system had less than the minimum free space.
+    case lowDiskSpace
+}
+
+/// Carries out the eviction policy on the entry table: answers each demand of an `EvictionPolicy` pass with the
+/// least recently used entry no process has pinned, and keeps the disk's free space above its floor as bytes
+/// arrive. Runs under the table's lock (the caller holds it).
+struct Evictor: Sendable {
+    let table: EntryTable
+    let policy: EvictionPolicy
+    let locks: SharedLocks
+    let freeSpace: @Sendable () -> Int64?
+    let logger: Logger
+
+    /// Bytes written between two looks at the disk's free space.
+    static let spaceCheckInterval: Int64 = 1 << 20
+
+    /// True when a pass is due: a budget is exceeded, a minute has passed since expiry was last checked, or
+    /// enough bytes arrived to look at the disk again.
+    func isDue(_ s: inout StoreState, at date: Date) -> Bool {
+        policy.isOverBudget(table.usage(&s)) || date.timeIntervalSince(s.lastExpiryCheck) >= 60
+            || policy.freeSpaceFloor > 0 && s.bytesSinceSpaceCheck >= Self.spaceCheckInterval
+    }
+
+    /// Evicts expired entries, then least recently accessed ones until every budget holds (never pinned ones, nor
+    /// `excluding`). Returns what went, in order.
+    func enforceBudgets(_ s: inout StoreState, excluding: CacheKey?, at date: Date) throws -> [(CacheKey, EvictionReason)] {
+        var evicted: [(CacheKey, EvictionReason)] = []
+        s.lastExpiryCheck = date
+        var protected = Set(s.pins.keys)
+        if let excluding { protected.insert(excluding) }
+        for (state, cutoff) in policy.expiryCutoffs(at: date) {
+            while true {
+                let batch = try table.index.leastRecentlyUsed(state: state, before: cutoff, excluding: protected, limit: 64)
+                // In-memory access times can be newer than the recorded ones; trust the newer.
+                let victims = batch.filter {
+                    (s.entries[$0]?.info.lastAccess ?? .distantPast) < cutoff && !locks.isPinnedElsewhere($0)
+                }
+                for key in victims {
+                    try table.discard(&s, key)
+                    evicted.append((key, .expired))
+                }
+                protected.formUnion(batch)
+                if batch.count < 64 { break }
+            }
+        }
+        s.bytesSinceSpaceCheck = 0
+        var pass = EvictionPolicy.Pass(policy)
+        while let demand = pass.next(usage: table.usage(&s), freeSpace: freeSpace) {
+            guard let key = try lruVictim(&s, state: demand.state, protected: protected) else {
+                pass.nothingLeft()
+                continue
+            }
+            // Unlinking happens in the background, so the file system's count lags: the pass adds what it freed.
+            pass.took(bytes: try table.discard(&s, key))
+            evicted.append((key, demand.reason))
+        }
+        for (key, reason) in evicted { logger.debug("evicted \(key): \(reason.rawValue)") }
+        return evicted
+    }
+
+    /// Frees room for `newBytes` more partial bytes of `key`; false (with `s.refusal` saying why) when only
+    /// pinned data could be evicted.
+    func makeRoom(_ s: inout StoreState, forNewBytes newBytes: Int64, of key: CacheKey) throws -> Bool {
+        var protected = Set(s.pins.keys)
+        protected.insert(key)
+        var room = EvictionPolicy.Room(policy, newBytes: newBytes, pinned: s.pins[key] != nil)
+        making: while true {
+            switch room.next(usage: table.usage(&s)) {
+            case .fits:
+                break making
+            case .refuse(let reason):
+                s.refusal = reason
+                return false
+            case .evict(let demand):
+                guard let victim = try lruVictim(&s, state: demand.state, protected: protected) else {
+                    if let refusal = room.nothingLeft() {
+                        s.refusal = refusal
+                        return false
+                    }
+                    continue
+                }
+                try table.discard(&s, victim)
+                room.took()
+                logger.debug("evicted \(victim): \(demand.reason.rawValue)")
+            }
+        }
+        // The disk rule counts bytes since its last look, which a pass over the budgets does not.
+        s.bytesSinceSpaceCheck += newBytes
+        if policy.freeSpaceFloor > 0, s.bytesSinceSpaceCheck >= Self.spaceCheckInterval {
+            s.bytesSinceSpaceCheck = 0
+            var freed: Int64 = 0
+            while policy.isLowOnSpace(free: freeSpace(), freed: freed) {
+                guard let victim = try lruVictim(&s, state: nil, protected: protected) else {
+                    s.refusal = policy.lowDiskRefusal
+                    return false
+                }
+                freed += try table.discard(&s, victim)
+                logger.debug("evicted \(victim): \(EvictionReason.lowDiskSpace.rawValue)")
+            }
+        }
+        return true
+    }
+
+    /// Evicts before a new entry is added so the entry-count limit holds.
+    func makeRoomForNewEntry(_ s: inout StoreState, excluding key: CacheKey) throws {
+        guard let maxEntries = policy.maxEntries else { return }
+        var protected = Set(s.pins.keys)
+        protected.insert(key)
+        while table.usage(&s).entries >= maxEntries, let victim = try lruVictim(&s, state: nil, protected: protected) {
+            try table.discard(&s, victim)
+            logger.debug("evicted \(victim): \(EvictionReason.tooManyEntries.rawValue)")
+        }
+    }
+
+    /// The least recently used entry in `state` (any state: nil) that is neither `protected` nor pinned by
+    /// another process.
+    private func lruVictim(_ s: inout StoreState, state: ResourceState?, protected: Set<CacheKey>) throws -> CacheKey? {
+        try table.flushAccessTimes(&s)
+        var passed = protected
+        while true {
+            let batch = try table.index.leastRecentlyUsed(state: state, excluding: passed, limit: 8)
+            // Another process playing or preloading it has it pinned: pass it by.
+            if let victim = batch.first(where: { !locks.isPinnedElsewhere($0) }) { return victim }
+            guard batch.count == 8 else { return nil }
+            passed.formUnion(batch)
+        }
+    }
+}
