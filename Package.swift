@@ -184,7 +184,7 @@ let package = Package(
         .testTarget(
             name: "MediaOriginTests",
             dependencies: [
-                "MediaOrigin", "HTTPSemantics",
+                "MediaOrigin", "HTTPSemantics", "MediaTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]

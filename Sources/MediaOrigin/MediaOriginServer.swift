@@ -5,7 +5,8 @@ import NIOPosix
 import NIOConcurrencyHelpers
 
 /// An in-process HTTP origin on 127.0.0.1 for tests and the demo: serves resources with single-range support, HEAD,
-/// ETag and Last-Modified, shapes bandwidth and latency, and injects faults. Counts every body byte it sends.
+/// ETag and Last-Modified, and shapes bandwidth and latency; a rule can change its answers. Counts every body byte
+/// it sends.
 public final class MediaOriginServer: Sendable {
     struct State {
         var resources: [String: OriginResource] = [:]
@@ -14,7 +15,7 @@ public final class MediaOriginServer: Sendable {
         /// Folders whose files are served at their own absolute paths.
         var folders: [String] = []
         var profile: NetworkProfile = .unlimited
-        var faults = OriginFaults()
+        var rule: (any OriginRule)?
         var requests: [OriginRequestRecord] = []
         var bodyBytesSent = 0
         var activeResponses = 0
@@ -131,9 +132,10 @@ public final class MediaOriginServer: Sendable {
         state.withLockedValue { $0.profile = profile }
     }
 
-    /// Changes the injected faults.
-    public func setFaults(_ faults: OriginFaults) {
-        state.withLockedValue { $0.faults = faults }
+    /// The rule that changes the origin's answers (nil: the standard answers).
+    public var rule: (any OriginRule)? {
+        get { state.withLockedValue { $0.rule } }
+        set { state.withLockedValue { $0.rule = newValue } }
     }
 
     /// Every request so far, in arrival order.
@@ -142,18 +144,17 @@ public final class MediaOriginServer: Sendable {
     /// Body bytes sent so far, across all requests.
     public var bodyBytesSent: Int { state.withLockedValue { $0.bodyBytesSent } }
 
-    /// Clears the pause and hold-HEAD faults and lets paused responses continue.
+    /// Tells the rule to stop pausing (`OriginRule.resume`) and lets paused responses continue.
     public func resumePaused() {
         let paused = state.withLockedValue { state -> [@Sendable () -> Void] in
-            state.faults.pauseAfterBytes = nil
-            state.faults.holdHead = false
+            state.rule?.resume()
             defer { state.paused.removeAll() }
             return state.paused
         }
         for resume in paused { resume() }
     }
 
-    /// Responses paused by the pause fault right now.
+    /// Responses paused by the rule right now.
     public var pausedResponses: Int { state.withLockedValue { $0.paused.count } }
 
     /// Responses still being sent (a cancelled client's response ends when the server notices the close).

@@ -101,45 +101,6 @@ public struct NetworkProfile: Sendable, Equatable {
     }
 }
 
-/// Faults the origin can inject, for tests of the cache's error handling.
-public struct OriginFaults: Sendable, Equatable {
-    /// Close the connection after sending this many body bytes of a response.
-    public var dropAfterBytes: Int?
-    /// How many responses the drop applies to (then it clears itself); nil for every response.
-    public var dropCount: Int?
-    /// Answer every GET with 200 and the whole body, ignoring `Range`.
-    public var ignoreRange = false
-    /// Answer every request with this status (and a short text body).
-    public var fixedStatus: Int?
-    /// Stop sending (but keep the connection open) after this many body bytes.
-    public var stallAfterBytes: Int?
-    /// Pause every response after this many body bytes until `MediaOriginServer.resumePaused()`.
-    public var pauseAfterBytes: Int?
-    /// Omit `Content-Length` and send the body chunked.
-    public var chunked = false
-    /// Answer HEAD with 405.
-    public var rejectHead = false
-    /// Hold the answer to every HEAD until `MediaOriginServer.resumePaused()` (a slow check of a cached copy).
-    public var holdHead = false
-    /// Shift the first byte named in `Content-Range` by this much (the body is still the requested range).
-    public var contentRangeOffsetShift = 0
-    /// Name this total length in `Content-Range` instead of the real one.
-    public var contentRangeTotal: Int?
-    /// Send this many bytes more (positive: garbage after the body) or fewer (negative: the connection closes
-    /// early) than the `Content-Length` promises.
-    public var bodyLengthError = 0
-    /// Answer every ranged GET with 416 and `Content-Range: bytes */LENGTH`, even for a satisfiable range.
-    public var refuseRanges = false
-    /// `Content-Range` names this many bytes fewer than the body carries (its last byte and its total both
-    /// lower), while `Content-Length` and the body stay right: lengths that disagree.
-    public var shortContentRange = 0
-    /// Answers conditional requests in full, never `304 Not Modified`.
-    public var ignoreConditions = false
-
-    /// No faults.
-    public init() {}
-}
-
 /// One request as the origin saw it.
 public struct OriginRequestRecord: Sendable, Equatable {
     /// `GET` or `HEAD`.

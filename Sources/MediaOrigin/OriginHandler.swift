@@ -3,7 +3,7 @@ import HTTPSemantics
 import NIOCore
 import NIOHTTP1
 
-/// Answers one connection's requests: routing, Range and If-Range, shaping and faults. Bound to its channel's
+/// Answers one connection's requests: routing, Range and If-Range, shaping and the rule. Bound to its channel's
 /// event loop, as NIO's handlers are (not Sendable).
 final class OriginHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
@@ -34,111 +34,56 @@ final class OriginHandler: ChannelInboundHandler {
         }
     }
 
-    private func respond(context: ChannelHandlerContext, server: MediaOriginServer, request: HTTPRequestHead) {
-        let (profile, faults, redirect) = server.state.withLockedValue {
-            ($0.profile, $0.faults, $0.redirects[String(request.uri.split(separator: "?").first ?? "")])
+    private func respond(context: ChannelHandlerContext, server: MediaOriginServer, request head: HTTPRequestHead) {
+        let (profile, rule, redirect) = server.state.withLockedValue {
+            ($0.profile, $0.rule, $0.redirects[String(head.uri.split(separator: "?").first ?? "")])
         }
-        let path = String(request.uri.split(separator: "?", maxSplits: 1).first ?? "").removingPercentEncoding ?? ""
-        let isHead = request.method == .HEAD
+        let path = String(head.uri.split(separator: "?", maxSplits: 1).first ?? "").removingPercentEncoding ?? ""
+        var request = OriginRequest(
+            method: head.method.rawValue, path: path, headers: head.headers.map { ($0.name, $0.value) })
+        let isHead = head.method == .HEAD
+        // Recorded as it arrived, before a rule changes it.
         var record = OriginRequestRecord(
-            method: request.method.rawValue, path: path, range: request.headers.first(name: "range"),
-            ifRange: request.headers.first(name: "if-range"), status: 200, bodyBytes: 0,
-            userAgent: request.headers.first(name: "user-agent"),
-            conditional: request.headers.first(name: "if-none-match") != nil
-                || request.headers.first(name: "if-modified-since") != nil)
-        var headers = HTTPHeaders()
-        var body = OriginBody.text([])
-        var status = HTTPResponseStatus.ok
-
-        if let fixed = faults.fixedStatus {
-            status = HTTPResponseStatus(statusCode: fixed)
-            body = .text(Array("origin fault: status \(fixed)\n".utf8))
-        } else if let redirect {
-            status = .found
-            headers.add(name: "Location", value: redirect)
-        } else if request.method != .GET && request.method != .HEAD {
-            status = .methodNotAllowed
-        } else if isHead && faults.rejectHead {
-            status = .methodNotAllowed
-        } else if let resource = server.resource(at: path) {
-            let length = resource.length
-            headers.add(name: "Accept-Ranges", value: "bytes")
-            headers.add(name: "Content-Type", value: resource.contentType)
-            if let etag = resource.etag { headers.add(name: "ETag", value: etag) }
-            if let modified = resource.lastModified { headers.add(name: "Last-Modified", value: modified) }
-            if let cacheControl = resource.cacheControl { headers.add(name: "Cache-Control", value: cacheControl) }
-            var range: ClosedRange<Int>?
-            if !faults.ignoreConditions, HTTPConditions.notModified(
-                ifNoneMatch: request.headers.first(name: "if-none-match"),
-                ifModifiedSince: request.headers.first(name: "if-modified-since"), etag: resource.etag,
-                lastModified: resource.lastModified)
-            {
-                status = .notModified
-            } else if record.range != nil, faults.refuseRanges, !isHead {
-                status = .rangeNotSatisfiable
-                headers.add(name: "Content-Range", value: "bytes */\(length)")
-            } else if let rangeHeader = record.range, !faults.ignoreRange {
-                let validator = record.ifRange
-                let matches = validator == nil || validator == resource.etag || validator == resource.lastModified
-                if matches {
-                    switch ByteRangeRequest(header: rangeHeader, length: Int64(length)) {
-                    case .partial(let r): range = Int(r.lowerBound)...Int(r.upperBound)
-                    case .unsatisfiable:
-                        status = .rangeNotSatisfiable
-                        headers.add(name: "Content-Range", value: "bytes */\(length)")
-                    case .whole, .multiple: break  // absent, malformed or several: ignored, as RFC 9110 allows
-                    }
-                }
+            method: request.method, path: path, range: request["range"], ifRange: request["if-range"], status: 200,
+            bodyBytes: 0, userAgent: request["user-agent"],
+            conditional: request["if-none-match"] != nil || request["if-modified-since"] != nil)
+        let ruled = rule?.intercept(&request)
+        var (status, headers, body, length) = Self.answer(
+            to: request, on: server, redirect: redirect, ruled: ruled)
+        if status != .notModified {
+            // No length on a 304: it describes the cached copy, not itself.
+            headers.replaceOrAdd(name: "Content-Length", value: String(body.count))
+        }
+        var delivery = OriginDelivery()
+        if let rule {
+            var answer = OriginAnswerHead(
+                status: Int(status.code), headers: headers.map { ($0.name, $0.value) }, bodyLength: body.count,
+                resourceLength: length)
+            rule.rewrite(&answer, for: request)
+            status = HTTPResponseStatus(statusCode: answer.status)
+            headers = HTTPHeaders(answer.headers.map { ($0.name, $0.value) })
+            if !answer.sendsBody {
+                body = .text([])
+                if headers.contains(name: "Content-Length") { headers.replaceOrAdd(name: "Content-Length", value: "0") }
             }
-            if status == .ok {
-                if let range {
-                    status = .partialContent
-                    let first = range.lowerBound + faults.contentRangeOffsetShift
-                    let last = range.upperBound + faults.contentRangeOffsetShift - faults.shortContentRange
-                    let total = (faults.contentRangeTotal ?? length) - faults.shortContentRange
-                    headers.add(name: "Content-Range", value: "bytes \(first)-\(last)/\(total)")
-                    body = .resource(resource, range.lowerBound..<(range.upperBound + 1))
-                } else {
-                    body = .resource(resource, 0..<length)
-                }
-            }
-        } else {
-            status = .notFound
-            body = .text(Array("not found: \(path)\n".utf8))
+            delivery = rule.delivery(for: request, answer: answer)
         }
         record.status = Int(status.code)
         headers.add(name: "Date", value: HTTPDate.format(Date()))
-        if status == .notModified {
-            // No body, and no length: a 304 describes the cached copy, not itself.
-        } else if !faults.chunked || isHead || status != .ok && status != .partialContent {
-            headers.replaceOrAdd(name: "Content-Length", value: String(body.count))
-        }
         if isHead { body = .text([]) }
-        var response = HTTPResponseHead(version: request.version, status: status, headers: headers)
-        response.headers.replaceOrAdd(name: "Connection", value: request.isKeepAlive ? "keep-alive" : "close")
+        var response = HTTPResponseHead(version: head.version, status: status, headers: headers)
+        response.headers.replaceOrAdd(name: "Connection", value: head.isKeepAlive ? "keep-alive" : "close")
         let responseHead = response
 
         let (index, epoch) = server.state.withLockedValue { state -> (Int, Int) in
             state.requests.append(record)
             state.activeResponses += 1
-            if faults.dropAfterBytes != nil, let count = faults.dropCount {
-                state.faults.dropCount = count - 1
-                if count - 1 <= 0 {
-                    state.faults.dropAfterBytes = nil
-                    state.faults.dropCount = nil
-                }
-            }
             return (state.requests.count - 1, state.epoch)
         }
         let loop = context.eventLoop
         let sender = BodySender(
             context: context, handler: self, server: server, recordIndex: index, epoch: epoch, body: body,
-            profile: profile,
-            dropAfter: faults.bodyLengthError < 0 && !isHead
-                ? Swift.max(0, Swift.min(faults.dropAfterBytes ?? .max, body.count + faults.bodyLengthError))
-                : faults.dropAfterBytes,
-            stallAfter: faults.stallAfterBytes, keepAlive: request.isKeepAlive,
-            extraBytes: isHead ? 0 : Swift.max(0, faults.bodyLengthError))
+            profile: profile, rule: rule, delivery: isHead ? OriginDelivery() : delivery, keepAlive: head.isKeepAlive)
         self.sender = sender
         if profile.latency > 0 {
             let bound = NIOLoopBound(sender, eventLoop: loop)
@@ -156,6 +101,53 @@ final class OriginHandler: ChannelInboundHandler {
         }
     }
 
+    /// The standard answer to `request`: status, headers (without `Content-Length`, `Date`, `Connection`), body and
+    /// the length of the resource served (nil when none is). `ruled` is a status a rule answers with instead.
+    private static func answer(
+        to request: OriginRequest, on server: MediaOriginServer, redirect: String?, ruled: Int?
+    ) -> (HTTPResponseStatus, HTTPHeaders, OriginBody, Int?) {
+        var headers = HTTPHeaders()
+        if let ruled {
+            let status = HTTPResponseStatus(statusCode: ruled)
+            return (status, headers, .text(Array("\(ruled) \(status.reasonPhrase)\n".utf8)), nil)
+        }
+        if let redirect {
+            headers.add(name: "Location", value: redirect)
+            return (.found, headers, .text([]), nil)
+        }
+        guard request.method == "GET" || request.isHead else { return (.methodNotAllowed, headers, .text([]), nil) }
+        guard let resource = server.resource(at: request.path) else {
+            return (.notFound, headers, .text(Array("not found: \(request.path)\n".utf8)), nil)
+        }
+        let length = resource.length
+        headers.add(name: "Accept-Ranges", value: "bytes")
+        headers.add(name: "Content-Type", value: resource.contentType)
+        if let etag = resource.etag { headers.add(name: "ETag", value: etag) }
+        if let modified = resource.lastModified { headers.add(name: "Last-Modified", value: modified) }
+        if let cacheControl = resource.cacheControl { headers.add(name: "Cache-Control", value: cacheControl) }
+        if HTTPConditions.notModified(
+            ifNoneMatch: request["if-none-match"], ifModifiedSince: request["if-modified-since"],
+            etag: resource.etag, lastModified: resource.lastModified)
+        {
+            return (.notModified, headers, .text([]), length)
+        }
+        let validator = request["if-range"]
+        if let rangeHeader = request["range"],
+            validator == nil || validator == resource.etag || validator == resource.lastModified
+        {
+            switch ByteRangeRequest(header: rangeHeader, length: Int64(length)) {
+            case .partial(let r):
+                headers.add(name: "Content-Range", value: "bytes \(r.lowerBound)-\(r.upperBound)/\(length)")
+                return (.partialContent, headers, .resource(resource, Int(r.lowerBound)..<Int(r.upperBound + 1)), length)
+            case .unsatisfiable:
+                headers.add(name: "Content-Range", value: "bytes */\(length)")
+                return (.rangeNotSatisfiable, headers, .text([]), length)
+            case .whole, .multiple: break  // absent, malformed or several: ignored, as RFC 9110 allows
+            }
+        }
+        return (.ok, headers, .resource(resource, 0..<length), length)
+    }
+
     /// Called by the sender when the response is complete.
     func finished(context: ChannelHandlerContext, keepAlive: Bool) {
         busy = false
@@ -167,7 +159,7 @@ final class OriginHandler: ChannelInboundHandler {
     }
 }
 
-/// Writes a body in shaped chunks, honouring the drop and stall faults and counting bytes as they go out. Bound to
+/// Writes a body in shaped chunks as its delivery says (closing, stalling, pausing) and counting bytes as they go out. Bound to
 /// the channel's event loop like its handler: timers and other threads reach it through `NIOLoopBound`.
 final class BodySender {
     private let context: ChannelHandlerContext
@@ -178,6 +170,7 @@ final class BodySender {
     private var ended = false
     private let body: OriginBody
     private let profile: NetworkProfile
+    private let rule: (any OriginRule)?
     private let dropAfter: Int?
     private let stallAfter: Int?
     private let keepAlive: Bool
@@ -188,10 +181,11 @@ final class BodySender {
 
     init(
         context: ChannelHandlerContext, handler: OriginHandler, server: MediaOriginServer, recordIndex: Int,
-        epoch: Int, body: OriginBody, profile: NetworkProfile, dropAfter: Int?, stallAfter: Int?, keepAlive: Bool,
-        extraBytes: Int = 0
+        epoch: Int, body: OriginBody, profile: NetworkProfile, rule: (any OriginRule)?, delivery: OriginDelivery,
+        keepAlive: Bool
     ) {
-        self.extraBytes = extraBytes
+        self.rule = rule
+        extraBytes = delivery.extraBytes
         self.context = context
         self.handler = handler
         self.server = server
@@ -199,18 +193,19 @@ final class BodySender {
         self.epoch = epoch
         self.body = body
         self.profile = profile
-        self.dropAfter = dropAfter
-        self.stallAfter = stallAfter
+        dropAfter = delivery.closeAfter
+        stallAfter = delivery.stallAfter
         self.keepAlive = keepAlive
     }
 
-    /// A response head held back by the `holdHead` fault until `resume`.
+    /// A response head the rule holds back until `resume`.
     private var heldHead: HTTPResponseHead?
 
     func start(head: HTTPResponseHead, isHead: Bool = false) {
         let resume = resumer()
+        // Asked under the server's lock, which `resumePaused` holds while it tells the rule to stop.
         let hold = isHead && server.state.withLockedValue { state -> Bool in
-            guard state.faults.holdHead else { return false }
+            guard rule?.holdsHead() == true else { return false }
             state.paused.append(resume)
             return true
         }
@@ -265,10 +260,11 @@ final class BodySender {
             return
         }
         let resume = resumer()
-        let pause = server.state.withLockedValue { state -> Bool in
-            guard let limit = state.faults.pauseAfterBytes, sent >= limit else { return false }
+        let (pause, pauseAt) = server.state.withLockedValue { state -> (Bool, Int?) in
+            guard let limit = rule?.pausePoint() else { return (false, nil) }
+            guard sent >= limit else { return (false, limit) }
             state.paused.append(resume)
-            return true
+            return (true, limit)
         }
         if pause {
             context.flush()
@@ -286,7 +282,6 @@ final class BodySender {
         }
         var size = 16_384
         if let rate = profile.bytesPerSecond { size = max(512, min(size, Int(Double(rate) * Self.tick))) }
-        let pauseAt = server.state.withLockedValue { $0.faults.pauseAfterBytes }
         if let limit = [dropAfter, stallAfter, pauseAt].compactMap({ $0 }).filter({ $0 > sent }).min() {
             size = min(size, limit - sent)
         }

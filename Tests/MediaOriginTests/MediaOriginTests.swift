@@ -2,23 +2,12 @@ import AsyncHTTPClient
 import Foundation
 import HTTPSemantics
 import MediaOrigin
+import MediaTestSupport
 import NIOCore
 import NIOHTTP1
 import Testing
 
 @Suite struct MediaOriginTests {
-    private func get(_ url: URL, headers: [(String, String)] = [], method: HTTPMethod = .GET) async throws
-        -> (status: Int, headers: HTTPHeaders, body: [UInt8])
-    {
-        var request = HTTPClientRequest(url: url.absoluteString)
-        request.method = method
-        for (name, value) in headers { request.headers.add(name: name, value: value) }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
-        var body: [UInt8] = []
-        for try await chunk in response.body { body.append(contentsOf: chunk.readableBytesView) }
-        return (Int(response.status.code), response.headers, body)
-    }
-
     @Test func readsRangeHeadersWithTheParserTheProxyUses() async throws {
         let origin = try await MediaOriginServer()
         let bytes = (0..<1_000).map { UInt8(truncatingIfNeeded: $0 * 7) }
@@ -102,7 +91,7 @@ import Testing
         faults.dropAfterBytes = 1_000
         faults.dropCount = 1
         origin.setFaults(faults)
-        await #expect(throws: (any Error).self) { _ = try await self.get(origin.url("f.bin")) }
+        await #expect(throws: (any Error).self) { _ = try await get(origin.url("f.bin")) }
         // The drop applied once and cleared itself.
         #expect(try await get(origin.url("f.bin")).body == bytes)
 
