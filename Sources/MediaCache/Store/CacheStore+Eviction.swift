@@ -25,12 +25,4 @@ extension CacheStore {
     public func enforceBudgets() throws -> [(CacheKey, EvictionReason)] {
         try table.locked { s in try evictor.enforceBudgets(&s, excluding: nil, at: now()) }
     }
-
-    /// Runs `enforceBudgets` when the evictor says a pass is due.
-    func enforceBudgetsIfDue() throws {
-        try table.locked { s in
-            let date = now()
-            if evictor.isDue(&s, at: date) { _ = try evictor.enforceBudgets(&s, excluding: nil, at: date) }
-        }
-    }
 }

@@ -76,51 +76,11 @@ extension CacheStore {
     }
 
     /// As `write`, leaving a commit that came due to the caller (`commitDue`), which can run it where blocking on
-    /// the disk costs nothing (the fetches' own thread pool). The bytes go to the file outside the store's lock:
-    /// they are not readable (nor counted as written) until they are there, and budgets count them meanwhile.
+    /// the disk costs nothing (the fetches' own thread pool).
     func storeBytes(
         key: CacheKey, generation: Int64, offset: Int64, bytes: UnsafeRawBufferPointer
     ) throws -> (stored: Bool, commitDue: Bool) {
-        guard bytes.count > 0 else { return (true, false) }
-        let range = offset..<(offset + Int64(bytes.count))
-        let reserved = try table.locked { s -> (file: DataFile, newBytes: Int64)?? in
-            guard let entry = table.entry(&s, key), entry.info.generation == generation else {
-                throw CacheError.resourceChanged(key)
-            }
-            if let length = entry.info.metadata.contentLength, range.upperBound > length || offset < 0 {
-                throw CacheError.outOfBounds(key, range, length: length)
-            }
-            let newBytes = Int64(bytes.count) - entry.written.present(in: range).reduce(0) { $0 + Int64($1.count) }
-            guard newBytes > 0 else { return .some(nil) }
-            guard try evictor.makeRoom(&s, forNewBytes: newBytes, of: key) else { return nil }
-            let file: DataFile
-            do {
-                file = try table.file(&s, key)
-            } catch CacheError.notCached {
-                throw CacheError.resourceChanged(key)  // evicted by another process meanwhile
-            }
-            if let code = faults?.writeErrno { throw CacheError.io("cannot write \(file.path): \(String(cString: strerror(code)))") }
-            guard s.entries[key]?.info.generation == generation else { throw CacheError.resourceChanged(key) }
-            s.writing += newBytes
-            return (file, newBytes)
-        }
-        guard let reserved else { return (false, false) }
-        guard let (file, newBytes) = reserved else { return (true, false) }
-        faults?.beforeDiskWork()
-        do {
-            try file.write(bytes, at: offset)
-        } catch {
-            table.locked { s in s.writing -= newBytes }
-            throw error
-        }
-        let due = try table.locked { s -> Bool in
-            s.writing -= newBytes
-            let entry = try table.noteWritten(&s, key, generation: generation, range: range)
-            let complete = entry.info.metadata.contentLength.map { entry.written.contains(0..<$0) } ?? false
-            return complete || entry.unrecordedBytes >= configuration.commitInterval
-                || now().timeIntervalSince(entry.lastRecorded) >= configuration.commitLatency
-        }
-        return (true, due)
+        try writer.storeBytes(key: key, generation: generation, offset: offset, bytes: bytes)
     }
 
     /// Gives up caching `key`: its bytes are dropped and later requests stream through, in this run and the next
@@ -152,39 +112,8 @@ extension CacheStore {
     ///
     /// The sync runs outside the store's lock, so readers and writers of other resources never wait for the disk.
     /// Bytes whose sync fails are forgotten (treated as missing, fetched again), never recorded by a later commit.
-    public func commit(key: CacheKey) throws {
-        let pending = table.locked {
-            s -> (file: DataFile?, ranges: ByteRangeSet, recorded: ByteRangeSet, generation: Int64, fault: Int32?)? in
-            guard let entry = s.entries[key], entry.unrecordedBytes > 0 else { return nil }
-            return (s.files[key], entry.written, entry.info.ranges, entry.info.generation, faults?.syncErrno)
-        }
-        guard let pending else { return }
-        var failure: CacheError?
-        do {
-            if let code = pending.fault, let file = pending.file {
-                throw CacheError.io("cannot sync \(file.path): \(String(cString: strerror(code)))")
-            }
-            try pending.file?.sync()
-        } catch let error as CacheError {
-            failure = error
-        } catch {
-            failure = .io("\(error)")
-        }
-        // The checksums of the blocks these bytes touch, worked out here rather than under the lock.
-        let sums = failure == nil
-            ? pending.file.map { BlockVerifier.sums(of: pending.ranges, beyond: pending.recorded, in: $0) } ?? [:] : [:]
-        try table.locked { s in
-            try table.record(
-                &s, key, durable: pending.ranges, generation: pending.generation, syncFailed: failure != nil, sums: sums)
-        }
-        if let failure { throw failure }
-        try enforceBudgetsIfDue()
-    }
+    public func commit(key: CacheKey) throws { try writer.commit(key: key) }
 
     /// Commits every resource with unrecorded bytes.
-    public func commitAll() throws {
-        try table.locked { s in
-            for key in Array(s.unrecorded) { try table.commit(&s, key) }
-        }
-    }
+    public func commitAll() throws { try writer.commitAll() }
 }

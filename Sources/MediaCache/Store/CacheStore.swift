@@ -35,6 +35,9 @@ public final class CacheStore: Sendable {
     let table: EntryTable
     /// Carries out the budgets.
     let evictor: Evictor
+    /// The read path and the write path.
+    let reader: StoreReader
+    let writer: StoreWriter
     let logger: Logger
     let now: @Sendable () -> Date
     let freeSpace: @Sendable () -> Int64?
@@ -94,7 +97,10 @@ public final class CacheStore: Sendable {
         self.table = table
         let policy = EvictionPolicy(configuration: configuration, freeSpaceFloor: freeSpaceFloor)
         locks = opened.locks
-        evictor = Evictor(table: table, policy: policy, locks: opened.locks, freeSpace: self.freeSpace, logger: logger)
+        let evictor = Evictor(table: table, policy: policy, locks: opened.locks, freeSpace: self.freeSpace, logger: logger)
+        self.evictor = evictor
+        reader = StoreReader(table: table, layout: layout, faults: faults, now: now)
+        writer = StoreWriter(table: table, evictor: evictor, configuration: configuration, faults: faults, now: now)
         guard !opened.readOnly else { return }
         var report = recovery
         try table.reconciler.join(lockFD: opened.lockFD, sole: opened.sole, crashed: opened.crashed, report: &report)
