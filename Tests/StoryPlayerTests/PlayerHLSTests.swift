@@ -149,6 +149,8 @@ extension SimulationSuites {
             #expect(status.state == .finished, "\(status.error ?? "")")
             #expect(segmentBytes(sim).isEmpty, "\(segmentBytes(sim))")
             #expect(switches(events) == ["2000 800000 640x360"])
+            // Every segment is in the cache, if not all in one variant: the indicator says so.
+            #expect(status.cache == .hit)
             await sim.close()
         }
 

@@ -104,6 +104,24 @@ struct HLSStory: Sendable {
         return nil
     }
 
+    /// How much of the story `plan` the cache holds, given `outcome` over the chosen variant's pieces: a segment that
+    /// variant lacks counts as cached when another variant holds it whole (the variant switch plays that one), so a
+    /// story that plays without the link says HIT whichever variants its segments were cached from.
+    static func outcome(
+        _ outcome: CacheOutcome, of plan: Plan, loader: MediaLoader, partKey: (URL) -> CacheKey, scope: ViewingScope
+    ) async -> CacheOutcome {
+        guard outcome == .partial, let master = plan.master else { return outcome }
+        let sections = plan.pieces.count - plan.playlist.segments.count
+        for (index, piece) in plan.pieces.enumerated() where !holdsWhole(loader.cached(piece.key), byteRange: piece.byteRange) {
+            guard index >= sections else { return outcome }
+            let other = await variantCaching(
+                segment: index - sections, of: master, besides: plan.variant, loader: loader, partKey: partKey,
+                scope: scope)
+            guard other != nil else { return outcome }
+        }
+        return .hit
+    }
+
     /// True when `info` (a piece's cache entry) holds all of `byteRange`, or without one, the whole resource.
     static func holdsWhole(_ info: ResourceInfo?, byteRange: Range<Int64>?) -> Bool {
         guard let info, let wanted = byteRange ?? info.metadata.contentLength.map({ 0..<$0 }) else { return false }

@@ -217,8 +217,9 @@ public final class Player: Sendable {
                         HLSVariantSwitch(master: master, current: $0, loader: loader, partKey: partKey, scope: scope)
                     }
                 }
+                let cache = await HLSStory.outcome(story.cache, of: plan, loader: loader, partKey: partKey, scope: scope)
                 try await playRun(
-                    story.run, machine: &machine, duration: story.duration, cache: story.cache, note: nil,
+                    story.run, machine: &machine, duration: story.duration, cache: cache, note: nil,
                     generation: started, switcher: switcher)
             }
             return
