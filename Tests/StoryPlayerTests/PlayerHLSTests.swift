@@ -238,6 +238,42 @@ extension SimulationSuites {
             await sim.close()
         }
 
+        @Test func preloadingAReplayTakesTheVariantWhoseFirstSegmentIsCached() async throws {
+            // lo's first seconds are cached (played before); hi's playlist too, which alone would pick hi.
+            let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 1_000_000, latency: 0.05))
+            serveStream(on: sim.origin)
+            sim.origin.set(OriginResource(bytes: content(1_000)), at: "/a.mp4")
+            for name in ["s/lo/index.m3u8", "s/lo/seg0.ts", "s/lo/seg1.ts", "s/hi/index.m3u8"] {
+                _ = try await sim.run { try await sim.read(name) }
+            }
+            await sim.origin.resetCounters()
+            let stories = [
+                Story(id: "a", title: "a", source: .remote(sim.origin.url("a.mp4"))),
+                Story(id: "hls", title: "hls", source: .remote(sim.origin.url("s/master.m3u8"))),
+            ]
+            let navigator = StoryNavigator(stories: stories, playCounts: [:], showAll: false)
+            let preloader = Preloader(loader: sim.loader, planner: MediaPreloadPlanning())
+            let driver = PreloadDriver(
+                preloader: preloader, policy: PreloadPolicy(), resolve: StorySession.resolver(originBase: nil),
+                loader: sim.loader)
+            driver.storyChanged(to: 0, navigator: navigator)
+            preloader.resume()
+            let store = sim.loader.store
+            let master = CacheKey(url: sim.origin.url("s/master.m3u8"))
+            try await sim.run {
+                // Bounded: the master playlist is fetched (not cached yet), then the variant's first seconds planned.
+                for _ in 0..<600 where store.info(for: master)?.state != .complete {
+                    try await sim.clock.sleep(until: sim.clock.now + 0.1)
+                }
+                await preloader.waitUntilIdle()
+            }
+            #expect(store.info(for: master)?.state == .complete)
+            // The player starts on lo (its first segment is cached): the preload fetches no segment of hi.
+            let segments = sim.origin.requests.filter { $0.path.hasSuffix(".ts") }.map(\.path)
+            #expect(segments.isEmpty, "\(segments)")
+            await sim.close()
+        }
+
         @Test func aLiveStreamFailsWithASentence() async throws {
             let sim = try await Simulation(profile: .unlimited)
             serveStream(on: sim.origin, live: true)

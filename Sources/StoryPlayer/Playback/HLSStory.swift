@@ -51,9 +51,9 @@ struct HLSStory: Sendable {
             // measured), or a higher one already in the cache: it plays without the link.
             let measured = master.variant(forThroughput: throughput)
             let cached = master.byBandwidth.last { loader.cached(partKey($0.url))?.state == .complete }
-            let startsCached = if let scope {
-                await variantCaching(segment: 0, of: master, besides: nil, loader: loader, partKey: partKey, scope: scope)
-            } else { HLSVariant?.none }
+            // (A preload takes it too: the player will start there, so its first seconds are what to have.)
+            let startsCached = await variantCaching(
+                segment: 0, of: master, besides: nil, loader: loader, partKey: partKey, scope: scope)
             guard
                 let variant = startsCached
                     ?? [measured, cached].compactMap({ $0 }).max(by: { $0.bandwidth < $1.bandwidth })
@@ -87,15 +87,15 @@ struct HLSStory: Sendable {
 
     /// The highest variant of `master` (other than `besides`) whose playlist is cached and whose segment
     /// `segment` is cached whole; nil when there is none. Only cached playlists are read (as part of the story's
-    /// viewing, `scope`), so this costs no request.
+    /// viewing, `scope`, when there is one), so this costs no request.
     static func variantCaching(
         segment: Int, of master: HLSMasterPlaylist, besides: HLSVariant?, loader: MediaLoader,
-        partKey: (URL) -> CacheKey, scope: ViewingScope
+        partKey: (URL) -> CacheKey, scope: ViewingScope?
     ) async -> HLSVariant? {
         for variant in master.byBandwidth.reversed() where variant != besides {
             let key = partKey(variant.url)
             guard let info = loader.cached(key), info.state == .complete else { continue }
-            scope.include([key])
+            scope?.include([key])
             let parsed = try? await playlist(loader: loader, url: variant.url, key: key, length: info.metadata.contentLength)
             guard case .media(let playlist)? = parsed, segment < playlist.segments.count else { continue }
             let candidate = piece(of: playlist.segments[segment], partKey: partKey)
