@@ -85,10 +85,21 @@ enum SoundServer {
         return (rms, Double(crossings) / 2 / (Double(samples.count) / Double(SoundServer.rate)))
     }
 
+    /// True when the tests that measure milliseconds may run: alone (`STORIES_TIMING_E2E=1 swift test --filter
+    /// SoundEndToEndTests`, as bash .ci/run does after the suite). Beside the suite's other tests and its busy loops,
+    /// what they measure would be the machine's load; there they say so and skip.
+    static func runsAlone(_ what: String) -> Bool {
+        guard ProcessInfo.processInfo.environment["STORIES_TIMING_E2E"] == "1" else {
+            print("skipping \(what): it measures milliseconds, so it runs alone (STORIES_TIMING_E2E=1, as bash .ci/run does)")
+            return false
+        }
+        return true
+    }
+
     /// Through PulseAudio's client library, and through ALSA (its PulseAudio plugin, set as the default device in
     /// the server's home).
     @Test(arguments: ["pulse", "alsa"]) func eachStoryIsHeardAtItsPitchAndTheBeepWithItsFlash(output: String) async throws {
-        guard let media = try Self.soundAndMedia() else { return }
+        guard Self.runsAlone("the beeps with their flashes"), let media = try Self.soundAndMedia() else { return }
         defer { media.remove() }
         let low = try await media.toneClip(hertz: 440, codec: "aac", container: "mp4")
         let high = try await media.toneClip(hertz: 880, codec: "libopus", container: "webm")
@@ -141,7 +152,7 @@ enum SoundServer {
     /// open: every time, each beep is heard within 40 ms of its flash, and the picture moves on from its first
     /// frame at once (the frame of 1 s is shown 1 s after the first).
     @Test func theFirstStoryIsInSyncOnEveryColdStart() async throws {
-        guard let media = try Self.soundAndMedia() else { return }
+        guard Self.runsAlone("ten cold starts in sync"), let media = try Self.soundAndMedia() else { return }
         defer { media.remove() }
         let flash = try await media.flashesAndBeeps(seconds: 4, hevc: true, size: "1280x720")
         let list = media.folder.appendingPathComponent("playlist.json")
@@ -203,13 +214,9 @@ enum SoundServer {
 
     /// The interactive screen in tmux (the picture as cells, redrawn every frame) playing an 8 s tone while a busy
     /// loop holds each of the two cores: the tone is heard whole, without a silence of 5 ms or more. It measures the
-    /// machine's load, so it runs alone: `STORIES_LOAD_E2E=1 swift test --filter theScreenPlaysSound` (bash .ci/run
-    /// runs it so after the suite); in the suite, beside other tests, it says so and skips.
+    /// machine's load, so it runs alone (see `runsAlone`).
     @Test func theScreenPlaysSoundWithoutDropoutsOnBusyCores() async throws {
-        guard ProcessInfo.processInfo.environment["STORIES_LOAD_E2E"] == "1" else {
-            print("skipping the screen's sound on busy cores: it runs alone (STORIES_LOAD_E2E=1, as bash .ci/run does)")
-            return
-        }
+        guard Self.runsAlone("the screen's sound on busy cores") else { return }
         guard let tmuxPath = Tmux.find() else {
             if PhoneMedia.required { Issue.record("tmux is not installed, and STORIES_REQUIRE_E2E=1 requires it") }
             return
