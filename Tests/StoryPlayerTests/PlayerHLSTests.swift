@@ -207,10 +207,8 @@ extension SimulationSuites {
             await sim.close()
         }
 
-        @Test func preloadingAnHLSStoryFetchesItsPlaylistsAndItsFirstSecondsOfSegments() async throws {
-            let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 1_000_000, latency: 0.05))
-            serveStream(on: sim.origin)
-            sim.origin.set(OriginResource(bytes: content(1_000)), at: "/a.mp4")
+        /// Plays story "a" (/a.mp4) of a two-story list with the HLS story next, preloading as the player does.
+        private func preloadingTheHLSStoryNext(_ sim: Simulation) -> (Preloader, PreloadDriver) {
             let stories = [
                 Story(id: "a", title: "a", source: .remote(sim.origin.url("a.mp4"))),
                 Story(id: "hls", title: "hls", source: .remote(sim.origin.url("s/master.m3u8"))),
@@ -222,6 +220,14 @@ extension SimulationSuites {
                 loader: sim.loader)
             driver.storyChanged(to: 0, navigator: navigator)
             preloader.resume()
+            return (preloader, driver)
+        }
+
+        @Test func preloadingAnHLSStoryFetchesItsPlaylistsAndItsFirstSecondsOfSegments() async throws {
+            let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 1_000_000, latency: 0.05))
+            serveStream(on: sim.origin)
+            sim.origin.set(OriginResource(bytes: content(1_000)), at: "/a.mp4")
+            let (preloader, driver) = preloadingTheHLSStoryNext(sim)
             let store = sim.loader.store
             let key: @Sendable (String) -> CacheKey = { CacheKey(url: sim.origin.url("s/lo/\($0)")) }
             try await sim.run {
@@ -235,6 +241,7 @@ extension SimulationSuites {
             #expect(store.info(for: key("seg1.ts"))?.state == .complete)
             #expect(store.info(for: key("seg2.ts")) == nil, "only the first seconds are preloaded")
             #expect(!sim.origin.requests.contains { $0.path.hasPrefix("/s/hi/") && $0.path.hasSuffix(".ts") })
+            withExtendedLifetime(driver) {}
             await sim.close()
         }
 
@@ -247,17 +254,7 @@ extension SimulationSuites {
                 _ = try await sim.run { try await sim.read(name) }
             }
             await sim.origin.resetCounters()
-            let stories = [
-                Story(id: "a", title: "a", source: .remote(sim.origin.url("a.mp4"))),
-                Story(id: "hls", title: "hls", source: .remote(sim.origin.url("s/master.m3u8"))),
-            ]
-            let navigator = StoryNavigator(stories: stories, playCounts: [:], showAll: false)
-            let preloader = Preloader(loader: sim.loader, planner: MediaPreloadPlanning())
-            let driver = PreloadDriver(
-                preloader: preloader, policy: PreloadPolicy(), resolve: StorySession.resolver(originBase: nil),
-                loader: sim.loader)
-            driver.storyChanged(to: 0, navigator: navigator)
-            preloader.resume()
+            let (preloader, driver) = preloadingTheHLSStoryNext(sim)
             let store = sim.loader.store
             let master = CacheKey(url: sim.origin.url("s/master.m3u8"))
             try await sim.run {
@@ -271,6 +268,7 @@ extension SimulationSuites {
             // The player starts on lo (its first segment is cached): the preload fetches no segment of hi.
             let segments = sim.origin.requests.filter { $0.path.hasSuffix(".ts") }.map(\.path)
             #expect(segments.isEmpty, "\(segments)")
+            withExtendedLifetime(driver) {}
             await sim.close()
         }
 
