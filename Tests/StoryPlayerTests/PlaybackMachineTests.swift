@@ -194,6 +194,20 @@ struct PlaybackMachineTests {
         #expect(actions == [.show(at: 5), .stopSound])
     }
 
+    /// A story ends at its duration exactly, though its steps add up to a rounding error short of it (a busy machine
+    /// that wakes at other times sums other steps; the end must not depend on that).
+    @Test func aStoryEndsAtItsDurationExactly() {
+        var (machine, _) = Self.playing(sound: false)
+        var now = 0.0
+        for _ in 0..<50 {
+            now += 0.1
+            _ = machine.handle(.observed(Seen(now: now, buffered: 5)))
+        }
+        #expect(now < 5)
+        #expect(machine.status.state == .finished)
+        #expect(machine.status.position == 5)
+    }
+
     @Test func nothingPlaysBeforeTheFirstFrame() {
         var machine = PlaybackMachine(storyID: "s", duration: 5, startThreshold: 0.5, start: 0, waitLimit: 30)
         var actions = machine.handle(.observed(Seen(now: 0.3, buffered: 5, firstFrameReady: false, sound: .waiting)))

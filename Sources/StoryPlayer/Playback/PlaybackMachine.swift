@@ -219,6 +219,8 @@ struct PlaybackMachine {
             advance = Swift.min(clock, buffered)
             status.position = Swift.min(duration, status.position + advance)
             if status.position >= duration - 1e-6 {
+                // At the end exactly (the sum of many steps may fall a rounding error short of it).
+                status.position = duration
                 status.state = .finished
             } else if advance < clock || buffered - advance <= 0 {
                 status.state = .stalled
