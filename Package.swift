@@ -161,6 +161,7 @@ let package = Package(
                 "StoryPlayer", "MediaCache", "MediaFormats", "MediaOrigin", "MediaTestSupport", "CFFmpeg",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPSemantics
+import NIOCore
 
 /// One resource the origin serves.
 public struct OriginResource: Sendable, Equatable {
@@ -126,6 +127,7 @@ public struct OriginRequestRecord: Sendable, Equatable {
 public protocol OriginScheduler: Sendable {
     /// Seconds on this scheduler's clock.
     var now: Double { get }
-    /// Runs `work` once `delay` seconds have passed on this scheduler's clock.
-    func schedule(after delay: Double, _ work: @escaping @Sendable () -> Void)
+    /// Runs `work` on `loop` once `delay` seconds have passed on this scheduler's clock. (The scheduler, not the
+    /// origin, hands it to the loop, so a test clock can tell work that came due from work that has run.)
+    func schedule(after delay: Double, on loop: any EventLoop, _ work: @escaping @Sendable () -> Void)
 }

@@ -88,8 +88,8 @@ final class OriginHandler: ChannelInboundHandler {
         if profile.latency > 0 {
             let bound = NIOLoopBound(sender, eventLoop: loop)
             if let scheduler = server.scheduler {
-                scheduler.schedule(after: profile.latency) {
-                    loop.execute { bound.value.start(head: responseHead, isHead: isHead) }
+                scheduler.schedule(after: profile.latency, on: loop) {
+                    bound.value.start(head: responseHead, isHead: isHead)
                 }
             } else {
                 loop.scheduleTask(in: .nanoseconds(Int64(profile.latency * 1e9))) {
@@ -302,7 +302,7 @@ final class BodySender {
             write.assumeIsolated().whenComplete { result in
                 guard case .success = result else { return self.end() }
                 if let scheduler = self.server.scheduler {
-                    scheduler.schedule(after: delay) { loop.execute { bound.value.sendNext() } }
+                    scheduler.schedule(after: delay, on: loop) { bound.value.sendNext() }
                 } else {
                     loop.scheduleTask(in: .nanoseconds(Int64(delay * 1e9))) { bound.value.sendNext() }
                 }
