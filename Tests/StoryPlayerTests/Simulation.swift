@@ -31,8 +31,9 @@ final class SimulatedLinkScheduler: OriginScheduler {
 
 /// An origin, a cache and a loader whose only clock is virtual: the origin's latency and bandwidth shaping and
 /// the player's ticks all run on `clock`, which moves only when nothing is in flight (every request the loader
-/// sent has reached the origin, every byte the origin sent has been written). Results are in virtual time and do
-/// not depend on how busy the machine is.
+/// sent has reached the origin, every byte the origin sent has been written) and no task is runnable (every
+/// thread of the pools that run them was free at one moment: `PoolQuiescence`). Results are in virtual time and
+/// do not depend on how busy the machine is.
 final class Simulation: CacheHarness, @unchecked Sendable {
     let clock: VirtualClock
     /// The origin's shaping, on `clock`.
@@ -132,9 +133,12 @@ final class Simulation: CacheHarness, @unchecked Sendable {
         let deadline = ContinuousClock.now + .seconds(5)
         var quietRounds = 0
         var previous: (Int, Int64, Int, Int)?
+        let counters = { () -> (Int, Int64, Int, Int) in
+            let metrics = self.loader.metrics
+            return (metrics.originRequests, metrics.originBytesReceived, self.origin.requests.count, self.origin.bodyBytesSent)
+        }
         while ContinuousClock.now < deadline {
-            let counters = loader.metrics
-            let current = (counters.originRequests, counters.originBytesReceived, origin.requests.count, origin.bodyBytesSent)
+            let current = counters()
             let requestsArrived = current.0 == current.2
             let balanced = requestsArrived && current.1 == Int64(current.3)
             // Work the origin's loop has yet to run (a send that came due) is never quiet, however long it waits.
@@ -144,7 +148,11 @@ final class Simulation: CacheHarness, @unchecked Sendable {
             // is not idle: a task may be about to act on bytes just received (a busy machine stretches that gap), so
             // even balanced counters must hold still for several milliseconds.
             quietRounds = unchanged ? quietRounds + 1 : 0
-            if quietRounds >= (balanced ? required : (requestsArrived ? Swift.max(16, required) : Swift.max(200, required))) { return }
+            if quietRounds >= (balanced ? required : (requestsArrived ? Swift.max(16, required) : Swift.max(200, required))) {
+                // Still counters are not idle tasks: a task runnable but not yet run (a busy machine) moves none.
+                if await PoolQuiescence.proven(), counters() == current, link.pending == 0 { return }
+                quietRounds = 0
+            }
             previous = current
             try? await Task.sleep(for: .milliseconds(1))
         }
