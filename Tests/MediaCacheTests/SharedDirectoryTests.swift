@@ -107,7 +107,7 @@ import Testing
 
     /// Two loaders on one directory reading the same video at once download it once: the second waits for the
     /// first's bytes instead of fetching them too.
-    @Test(.timeLimit(.minutes(1))) func twoLoadersReadingOneVideoDownloadItOnce() async throws {
+    @Test(.timeLimit(.minutes(5))) func twoLoadersReadingOneVideoDownloadItOnce() async throws {
         let bytes = content(1_500_000)
         let origin = try await MediaOriginServer(profile: NetworkProfile(bytesPerSecond: 3_000_000, latency: 0))
         origin.set(OriginResource(bytes: bytes), at: "/v.mp4")

@@ -90,7 +90,7 @@ struct RawClient {
 }
 
 @Suite struct ProxyConnectionTests {
-    @Test(.timeLimit(.minutes(1))) func anOversizedHeaderGets400AndTheConnectionCloses() async throws {
+    @Test(.timeLimit(.minutes(5))) func anOversizedHeaderGets400AndTheConnectionCloses() async throws {
         let h = try await ProxyHarness(idleTimeout: 30)
         let server = h.proxy
         let answer = try await offCooperativePool { () -> String? in
@@ -105,7 +105,7 @@ struct RawClient {
         await h.close()
     }
 
-    @Test(.timeLimit(.minutes(1))) func aQuietConnectionIsClosedAfterTheIdleTimeout() async throws {
+    @Test(.timeLimit(.minutes(5))) func aQuietConnectionIsClosedAfterTheIdleTimeout() async throws {
         let h = try await ProxyHarness(idleTimeout: 2)
         let server = h.proxy
         let answer = try await offCooperativePool { () -> String? in
@@ -120,7 +120,7 @@ struct RawClient {
         await h.close()
     }
 
-    @Test(.timeLimit(.minutes(1))) func aClientThatStopsReadingIsLetGo() async throws {
+    @Test(.timeLimit(.minutes(5))) func aClientThatStopsReadingIsLetGo() async throws {
         let h = try await ProxyHarness(idleTimeout: 0.5)
         let server = h.proxy
         let origin = h.origin
@@ -136,7 +136,7 @@ struct RawClient {
         client.send("GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n")
         // Read nothing: once the socket buffers are full the proxy's writes stop completing, and after the idle
         // timeout it lets the connection go (poll with a deadline; how soon depends on the machine's speed).
-        let deadline = ContinuousClock.now + .seconds(50)
+        let deadline = ContinuousClock.now + .seconds(240)
         // First the proxy must have taken the connection (the count is 0 before it does, too).
         while server.openConnections == 0, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
@@ -154,7 +154,7 @@ struct RawClient {
 @Suite struct ProxyHeldFileTests {
     /// The hit path keeps a connection's data file open between its requests: a new version of the resource,
     /// stored meanwhile, is sent from its own file, never from the one held for the old version.
-    @Test(.timeLimit(.minutes(3))) func aConnectionGetsANewVersionsBytesNotTheFileItHeld() async throws {
+    @Test(.timeLimit(.minutes(5))) func aConnectionGetsANewVersionsBytesNotTheFileItHeld() async throws {
         let h = try await ProxyHarness()
         let old = content(300_000, seed: 1)
         let new = content(300_000, seed: 2)

@@ -11,7 +11,7 @@ import Glibc
 /// One cache directory used by several real processes at once: the proxy streaming, a headless player and a
 /// prefetch, all on the same stories.
 @Suite struct SharedCacheProcessTests {
-    @Test(.timeLimit(.minutes(3))) func serveHeadlessPlayAndPrefetchShareOneCache() async throws {
+    @Test(.timeLimit(.minutes(5))) func serveHeadlessPlayAndPrefetchShareOneCache() async throws {
         let scratch = ScratchDirectory()
         defer { scratch.cleanup() }
         let cache = scratch.path + "/cache"
@@ -89,7 +89,7 @@ import Glibc
 
     /// Eight `fetch` processes started at once on a cache directory that does not exist yet: one creates the
     /// index, the others wait for it; all succeed with the right bytes.
-    @Test(.timeLimit(.minutes(3))) func eightFetchesOnANewDirectoryAllSucceed() async throws {
+    @Test(.timeLimit(.minutes(5))) func eightFetchesOnANewDirectoryAllSucceed() async throws {
         let scratch = ScratchDirectory()
         defer { scratch.cleanup() }
         try FileManager.default.createDirectory(atPath: scratch.path, withIntermediateDirectories: true)
