@@ -75,6 +75,7 @@ import Testing
         configuration.giveUpAfter = 1.5
         // (A trickle of 2 kB/s, under the 4 kB/s minimum, sends often enough that the read timeout never fires.)
         configuration.client.readTimeout = kind == "stall" ? 0.3 : 1
+        configuration.client.minimumBytesPerSecond = 4_096
         configuration.client.minimumThroughputWindow = 0.3
         let origin = try await MediaOriginServer(
             profile: kind == "trickle" ? NetworkProfile(bytesPerSecond: 2_000, latency: 0) : .unlimited)

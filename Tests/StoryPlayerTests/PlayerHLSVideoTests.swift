@@ -46,7 +46,7 @@ import _CryptoExtras
     /// follows the new size) to the end. The loader fetches in 4 KiB blocks here, so learning a segment's length
     /// does not fetch all of the bundled stream's small segments.
     @Test func thePictureGoesOnAcrossAVariantSwitch() async throws {
-        var loading = LoaderConfiguration()
+        var loading = CacheHarness.defaultConfiguration
         loading.blockSize = 4096
         let rig = try await Rig(loading: loading)
         let estimate = ThroughputEstimate()

@@ -19,7 +19,7 @@ import Testing
         let loader: MediaLoader
         let directory: URL
 
-        init(root: URL = VideoDecoderTests.videos, loading: LoaderConfiguration = LoaderConfiguration()) async throws {
+        init(root: URL = VideoDecoderTests.videos, loading: LoaderConfiguration = CacheHarness.defaultConfiguration) async throws {
             origin = try await MediaOriginServer(root: root)
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("decoder-\(UUID().uuidString)")
             var configuration = CacheConfiguration()
