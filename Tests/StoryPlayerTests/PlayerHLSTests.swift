@@ -129,10 +129,12 @@ extension SimulationSuites {
             #expect(status.state == .finished, "\(status.error ?? "")")
             let bytes = segmentBytes(sim)
             #expect(bytes["/s/lo/seg2.ts"] == 400_000)
-            // Segment 1 (2–4 s) was skipped: only the first bytes read to learn its length left the origin.
+            // Segment 1 (2–4 s) was skipped: only its first block, read to learn its length, was asked for (twice
+            // when the seek cut the read-ahead's request short: bytes on their way are not in the cache).
+            let skipped = sim.origin.requests.filter { $0.path == "/s/lo/seg1.ts" }
             #expect(
-                bytes["/s/lo/seg1.ts"] == 65_536,
-                "\(sim.origin.requests.filter { $0.path == "/s/lo/seg1.ts" }.map { "\($0.range ?? "-") \($0.bodyBytes)" })")
+                !skipped.isEmpty && skipped.allSatisfy { $0.range == "bytes=0-65535" } && bytes["/s/lo/seg1.ts"] ?? 0 >= 65_536,
+                "\(skipped.map { "\($0.range ?? "-") \($0.bodyBytes)" })")
             await sim.close()
         }
 
