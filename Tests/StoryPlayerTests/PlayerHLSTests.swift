@@ -133,7 +133,8 @@ extension SimulationSuites {
             // when the seek cut the read-ahead's request short: bytes on their way are not in the cache).
             let skipped = sim.origin.requests.filter { $0.path == "/s/lo/seg1.ts" }
             #expect(
-                !skipped.isEmpty && skipped.allSatisfy { $0.range == "bytes=0-65535" } && bytes["/s/lo/seg1.ts"] ?? 0 >= 65_536,
+                (1...2).contains(skipped.count) && skipped.allSatisfy { $0.range == "bytes=0-65535" }
+                    && bytes["/s/lo/seg1.ts"] ?? 0 >= 65_536,
                 "\(skipped.map { "\($0.range ?? "-") \($0.bodyBytes)" })")
             await sim.close()
         }

@@ -13,29 +13,22 @@ enum PoolQuiescence {
 
     /// True when every pool thread was free at one moment within `timeout` seconds; false when some stayed busy.
     static func proven(timeout: Double = 0.05) async -> Bool {
-        async let cooperative = rendezvousOnCooperativePool(timeout: timeout)
-        async let blocking = rendezvousOnNIOThreadPool(timeout: timeout)
+        async let cooperative = rendezvous(timeout: timeout) { meeting in meeting.arrive() }
+        async let blocking = rendezvous(timeout: timeout) { meeting in
+            (try? await NIOThreadPool.singleton.runIfActive { meeting.arrive() }) ?? false
+        }
         let (a, b) = await (cooperative, blocking)
         return a && b
     }
 
-    private static func rendezvousOnCooperativePool(timeout: Double) async -> Bool {
+    /// `width` blockers, each started by `start` in a task of the cooperative pool's lowest priority (work of any
+    /// priority queued before is handed out first), meeting before `timeout` passes.
+    private static func rendezvous(
+        timeout: Double, _ start: @escaping @Sendable (Rendezvous) async -> Bool
+    ) async -> Bool {
         let meeting = Rendezvous(width: width, deadline: Date(timeIntervalSinceNow: timeout))
         return await withTaskGroup(of: Bool.self) { group in
-            // Lowest priority: work of any priority queued before is handed out first.
-            for _ in 0..<width { group.addTask(priority: .background) { meeting.arrive() } }
-            var all = true
-            for await arrived in group { all = all && arrived }
-            return all
-        }
-    }
-
-    private static func rendezvousOnNIOThreadPool(timeout: Double) async -> Bool {
-        let meeting = Rendezvous(width: width, deadline: Date(timeIntervalSinceNow: timeout))
-        return await withTaskGroup(of: Bool.self) { group in
-            for _ in 0..<width {
-                group.addTask { (try? await NIOThreadPool.singleton.runIfActive { meeting.arrive() }) ?? false }
-            }
+            for _ in 0..<width { group.addTask(priority: .background) { await start(meeting) } }
             var all = true
             for await arrived in group { all = all && arrived }
             return all
