@@ -226,6 +226,22 @@ final class FetchCoordinator: Sendable {
         }
     }
 
+    /// Where `key`'s once-per-session check stands, when that alone decides what a reader does: running, or
+    /// ended and still holding at `now`. Nil when a check may have to start (what is cached decides).
+    func settledValidation(_ key: CacheKey, now: Date) -> SettledValidation? {
+        state.withLockedValue { s in
+            guard let slot = s.keys[key] else { return nil }
+            if slot.planner.validation == .running, let task = slot.validationTask { return .running(task) }
+            return slot.planner.isChecked(at: now) ? .holds : nil
+        }
+    }
+
+    /// A check that needs no look at the store: one running, or one that ended and holds.
+    enum SettledValidation {
+        case running(Task<Void, Never>)
+        case holds
+    }
+
     /// The check of `key` running now, if one is.
     func runningValidation(_ key: CacheKey) -> Task<Void, Never>? {
         state.withLockedValue { $0.keys[key]?.validationTask }

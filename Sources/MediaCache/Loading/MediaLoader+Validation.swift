@@ -26,6 +26,13 @@ extension MediaLoader {
     @discardableResult
     func startValidation(key: CacheKey, url: URL) -> Task<Void, Never>? {
         guard configuration.revalidate else { return nil }
+        // Settled already: no look at the store and its index (the proxy asks this on every request it answers
+        // through the loader).
+        switch coordinator.settledValidation(key, now: store.now()) {
+        case .running(let task): return task
+        case .holds: return nil
+        case nil: break
+        }
         let info = store.info(for: key)
         let cached = info?.metadata ?? ResourceMetadata(url: url.absoluteString)
         let needed = info.map { !$0.ranges.isEmpty } ?? false
