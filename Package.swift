@@ -1,5 +1,8 @@
 // swift-tools-version:6.1
 import PackageDescription
+#if canImport(Glibc)
+import Glibc
+#endif
 
 let package = Package(
     name: "stories-tui",
@@ -116,7 +119,13 @@ let package = Package(
             ],
             // The toolchain exports every symbol of the program (some 39,000) to the dynamic symbol table, which
             // nothing looks up; the runtime's start-up looks through that table (0.7 ms of a 7 ms start).
-            linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux]))]
+            // A release program is linked by the toolchain's lld with its 130,000 relative relocations packed
+            // (DT_RELR, glibc 2.36 and later): the loader no longer reads a 3 MB table at every start, and each
+            // process keeps 4-5 MB less of the program in memory.
+            linkerSettings: [
+                .unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux])),
+                .unsafeFlags(packedRelocations, .when(platforms: [.linux], configuration: .release)),
+            ]
         ),
         // `swift run -c release stories-bench`: next-story startup and stalls with and without preloading.
         .executableTarget(
@@ -194,3 +203,18 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+/// Linker flags that pack relative relocations, where the C library that loads the program understands them
+/// (glibc 2.36 and later; none elsewhere).
+var packedRelocations: [String] {
+    #if canImport(Glibc)
+    var text = [CChar](repeating: 0, count: 64)
+    guard confstr(Int32(_CS_GNU_LIBC_VERSION), &text, text.count) > 0 else { return [] }
+    let version = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    let numbers = version.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+    guard numbers.count >= 2, (numbers[0], numbers[1]) >= (2, 36) else { return [] }
+    return ["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"]
+    #else
+    return []
+    #endif
+}
