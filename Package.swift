@@ -190,7 +190,10 @@ let package = Package(
         ),
         .testTarget(
             name: "StoriesTUITests",
-            dependencies: ["stories-tui", "stories-fuzz", "MediaOrigin", "MediaCache", "MediaTestSupport"]
+            dependencies: [
+                "stories-tui", "stories-fuzz", "MediaOrigin", "MediaCache", "MediaTestSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
         ),
         .testTarget(
             name: "MediaOriginTests",

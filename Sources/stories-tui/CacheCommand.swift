@@ -12,7 +12,9 @@ struct CacheCommand: AsyncParsableCommand {
 
     /// `cache stats [--json]`.
     struct Stats: AsyncParsableCommand {
+        // Named here: a name worked out from the type's name costs every command's start-up a reflection pass.
         static let configuration = CommandConfiguration(
+            commandName: "stats",
             abstract: "Show entry count, bytes stored and cumulative origin and cache-hit bytes.")
         @OptionGroup var cache: CacheDirOption
         @Flag(help: "Print one JSON object.") var json = false
@@ -102,6 +104,7 @@ struct CacheCommand: AsyncParsableCommand {
     /// `cache clear [URL]`.
     struct Clear: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "clear",
             abstract: "Remove one resource (by its URL) or everything, play counts and seen stories included.")
         @OptionGroup var cache: CacheDirOption
         @Argument(help: "The URL of the resource to remove; omit to clear everything.") var url: String?

@@ -1,0 +1,20 @@
+import ArgumentParser
+import Testing
+
+@testable import stories_tui
+
+/// The command tree as the program's start-up reads it.
+@Suite struct CommandTreeTests {
+    /// Every command names itself: a name the parser works out from the type's name costs each run of any command
+    /// a reflection pass over that type (1.5 ms of a cached fetch's start-up for two unnamed ones).
+    @Test func everyCommandNamesItself() {
+        var pending: [any ParsableCommand.Type] = [StoriesTUI.self]
+        var seen = 0
+        while let command = pending.popLast() {
+            seen += 1
+            #expect(command.configuration.commandName != nil, "\(command) takes its name from its type")
+            pending += command.configuration.subcommands
+        }
+        #expect(seen >= 8, "the tree lost commands: \(seen)")
+    }
+}
