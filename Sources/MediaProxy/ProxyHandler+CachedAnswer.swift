@@ -69,18 +69,23 @@ extension ProxyHandler {
             headers.add(name: "Age", value: String(Swift.max(0, Int(Date().timeIntervalSince(confirmed)))))
         }
         let head = HTTPResponseHead(version: .http1_1, status: plan.status, headers: headers)
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
         let bytes = Int64(copy.range?.count ?? 0)
-        if let range = copy.range, !range.isEmpty {
-            let region = FileRegion(
-                fileHandle: handle, readerIndex: Int(range.lowerBound), endIndex: Int(range.upperBound))
-            context.write(wrapOutboundOut(.body(.fileRegion(region))), promise: nil)
-        }
         pendingWrites += 1
         let keepAlive = request.isKeepAlive
         let channel = context.channel
+        // The response has ended once its last write that carries bytes has (writes complete in order). The end
+        // itself then carries no promise, so the encoder sends nothing for it: one write less down the pipeline
+        // (each write past the idle-state handler costs a promise of its own).
         let ended = context.eventLoop.makePromise(of: Void.self)
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: ended)
+        if let range = copy.range, !range.isEmpty {
+            context.write(wrapOutboundOut(.head(head)), promise: nil)
+            let region = FileRegion(
+                fileHandle: handle, readerIndex: Int(range.lowerBound), endIndex: Int(range.upperBound))
+            context.write(wrapOutboundOut(.body(.fileRegion(region))), promise: ended)
+        } else {
+            context.write(wrapOutboundOut(.head(head)), promise: ended)
+        }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         ended.futureResult.assumeIsolated().whenComplete { result in
             try? retired?.close()
             self.pendingWrites -= 1
