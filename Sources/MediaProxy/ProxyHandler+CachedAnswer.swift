@@ -77,14 +77,12 @@ extension ProxyHandler {
         // itself then carries no promise, so the encoder sends nothing for it: one write less down the pipeline
         // (each write past the idle-state handler costs a promise of its own).
         let ended = context.eventLoop.makePromise(of: Void.self)
-        if let range = copy.range, !range.isEmpty {
-            context.write(wrapOutboundOut(.head(head)), promise: nil)
-            let region = FileRegion(
-                fileHandle: handle, readerIndex: Int(range.lowerBound), endIndex: Int(range.upperBound))
-            context.write(wrapOutboundOut(.body(.fileRegion(region))), promise: ended)
-        } else {
-            context.write(wrapOutboundOut(.head(head)), promise: ended)
+        let body = copy.range.flatMap { range -> FileRegion? in
+            guard !range.isEmpty else { return nil }
+            return FileRegion(fileHandle: handle, readerIndex: Int(range.lowerBound), endIndex: Int(range.upperBound))
         }
+        context.write(wrapOutboundOut(.head(head)), promise: body == nil ? ended : nil)
+        if let body { context.write(wrapOutboundOut(.body(.fileRegion(body))), promise: ended) }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         ended.futureResult.assumeIsolated().whenComplete { result in
             try? retired?.close()

@@ -31,13 +31,3 @@ import Testing
                 "a check whose time ran out still counted as holding")
     }
 }
-
-extension FetchCoordinator.SettledValidation: Equatable {
-    public static func == (a: Self, b: Self) -> Bool {
-        switch (a, b) {
-        case (.running(let x), .running(let y)): x == y
-        case (.holds, .holds): true
-        default: false
-        }
-    }
-}

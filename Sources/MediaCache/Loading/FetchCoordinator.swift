@@ -247,12 +247,6 @@ final class FetchCoordinator: Sendable {
         state.withLockedValue { $0.keys[key]?.validationTask }
     }
 
-    /// True when `key`'s once-per-session check has ended and still holds at `now` (a key not seen yet has not
-    /// been checked).
-    func validationEnded(_ key: CacheKey, now: Date) -> Bool {
-        state.withLockedValue { $0.keys[key]?.planner.isChecked(at: now) ?? false }
-    }
-
     /// When the origin last confirmed `key`'s version as far as this process knows (see `FetchPlanner.confirmedAt`).
     func confirmedAt(_ key: CacheKey) -> Date? { state.withLockedValue { $0.keys[key]?.planner.confirmedAt } }
 

@@ -281,7 +281,9 @@ public final class MediaLoader: Sendable {
         url: URL, key: CacheKey, holding: Int64? = nil, checking: Bool = true,
         sending select: (ContentInformation) -> ByteRange?
     ) -> SettledCopy? {
-        guard !configuration.revalidate || coordinator.validationEnded(key, now: store.now()) else { return nil }
+        if configuration.revalidate {
+            guard case .holds? = coordinator.settledValidation(key, now: store.now()) else { return nil }
+        }
         guard
             let file = store.openCompleteFile(
                 for: key, holding: holding, checking: checking, sending: { select(ContentInformation($0)) })
