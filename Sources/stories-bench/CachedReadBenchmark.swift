@@ -6,12 +6,13 @@ import MediaOrigin
 /// through the loader by fresh stores (each checks every block once) with checking on and off, alternating, and
 /// the median throughputs are compared.
 ///
-///     swift run -c release stories-bench cached-read [--size MB] [--rounds N]
+///     swift run -c release stories-bench cached-read [--size MB] [--rounds N] [--chunk KB]
 enum CachedReadBenchmark {
     static func main(_ arguments: [String]) async {
         var arguments = arguments
         var megabytes = 64
         var rounds = 7
+        var chunk = LoaderConfiguration().readChunk
         while !arguments.isEmpty {
             let argument = arguments.removeFirst()
             switch argument {
@@ -27,18 +28,24 @@ enum CachedReadBenchmark {
                 }
                 rounds = value
                 arguments.removeFirst()
+            case "--chunk":
+                guard let value = arguments.first.flatMap(Int.init), value > 0 else {
+                    PreloadBenchmark.fail("--chunk needs a number of KiB above 0")
+                }
+                chunk = value << 10
+                arguments.removeFirst()
             default:
-                PreloadBenchmark.fail("cached-read: unknown argument '\(argument)' (use --size MB, --rounds N)")
+                PreloadBenchmark.fail("cached-read: unknown argument '\(argument)' (use --size MB, --rounds N, --chunk KB)")
             }
         }
         do {
-            try await run(length: megabytes << 20, rounds: rounds)
+            try await run(length: megabytes << 20, rounds: rounds, chunk: chunk)
         } catch {
             PreloadBenchmark.fail("cached-read failed: \(error)")
         }
     }
 
-    static func run(length: Int, rounds: Int) async throws {
+    static func run(length: Int, rounds: Int, chunk: Int) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stories-bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let origin = try await MediaOriginServer()
@@ -51,6 +58,7 @@ enum CachedReadBenchmark {
         configuration.completeByteLimit = Int64(length) * 2
         var loading = LoaderConfiguration()
         loading.revalidate = false
+        loading.readChunk = chunk
         do {
             let store = try CacheStore(directory: directory, configuration: configuration)
             let loader = MediaLoader(store: store, configuration: loading)
@@ -58,7 +66,7 @@ enum CachedReadBenchmark {
             await loader.shutdown()
             try store.close()
         }
-        print("cached read of \(length >> 20) MiB through the loader, fresh store each time, \(rounds) rounds per mode")
+        print("cached read of \(length >> 20) MiB through the loader in \(chunk >> 10) KiB chunks, fresh store each time, \(rounds) rounds per mode")
         var rates: [Bool: [Double]] = [false: [], true: []]
         for _ in 0..<rounds {
             for verify in [false, true] {

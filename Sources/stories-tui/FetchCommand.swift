@@ -40,7 +40,10 @@ struct FetchCommand: AsyncParsableCommand {
                     throw CLIFailure(message: "--event-log: \(error)", exitCode: 2)
                 }
             }
-            let loader = MediaLoader(store: store, configuration: LoaderDefaults.configuration, eventLog: log, logger: CLILogging.logger())
+            // A whole file is read in large chunks: each is read and checked in two halves at once.
+            var configuration = LoaderDefaults.configuration
+            configuration.readChunk = 1 << 20
+            let loader = MediaLoader(store: store, configuration: configuration, eventLog: log, logger: CLILogging.logger())
             var failure: Error?
             do {
                 try await write(loader: loader, origin: origin, range: byteRange)

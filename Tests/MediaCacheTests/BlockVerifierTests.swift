@@ -19,9 +19,9 @@ import Testing
     }
 
     /// An entry recording `ranges` of the test resource, with the sums the verifier works out for them.
-    private func entry(_ ranges: ByteRangeSet, in file: DataFile) -> StoreEntry {
+    private func entry(_ ranges: ByteRangeSet, in file: DataFile, length: Int64? = nil) -> StoreEntry {
         let info = ResourceInfo(
-            key: testKey("v.mp4"), metadata: testMetadata("v.mp4", length: 3 * block), ranges: ranges, state: .partial,
+            key: testKey("v.mp4"), metadata: testMetadata("v.mp4", length: length ?? 3 * block), ranges: ranges, state: .partial,
             createdAt: Date(), lastAccess: Date(), generation: 7, servedFromCache: 0, fetchedFromOrigin: 0)
         var resource = IndexedResource(info: info, checksums: BlockChecksums())
         for (number, sum) in BlockVerifier.sums(of: ranges, beyond: ByteRangeSet(), in: file) {
@@ -59,6 +59,43 @@ import Testing
         let pending = try #require(verifier.pendingCheck(entry, 0..<(3 * block)))
         let (_, verdicts) = try verifier.check(pending, in: file)
         #expect(verdicts == [.passed(block: 0, newSum: nil), .corrupt(block..<(2 * block))])
+    }
+
+    /// A long span (a megabyte) is read and checked in two halves at once, split between two blocks, with the same
+    /// bytes and verdicts as a short one: in order, ending at the first corrupt block, whichever half holds it.
+    @Test(arguments: [3, 11]) func aLongSpanIsCheckedInTwoHalvesWithTheSameVerdicts(corruptBlock: Int) throws {
+        let length = 16 * block
+        var bytes = content(Int(length))
+        let (dir, file, verifier) = try setUp(bytes)
+        defer { dir.cleanup() }
+        let entry = entry(ByteRangeSet([0..<length]), in: file, length: length)
+        // A read from the middle of block 0 to the middle of block 15: the span is the 16 whole blocks.
+        let pending = try #require(verifier.pendingCheck(entry, 100..<(length - 100)))
+        #expect(pending.span == 0..<length)
+        let pieces = BlockVerifier.pieces(of: pending)
+        #expect(pieces.map(\.bytes) == [0..<Int(8 * block), Int(8 * block)..<Int(length)])
+        #expect(pieces.map(\.items) == [0..<8, 8..<16])
+        let (whole, passed) = try verifier.check(pending, in: file)
+        #expect(whole == bytes)
+        #expect(passed == (0..<16).map { BlockVerifier.Verdict.passed(block: Int64($0), newSum: nil) })
+        bytes[corruptBlock * Int(block) + 7] ^= 0x01
+        try bytes.withUnsafeBytes { try file.write($0, at: 0) }
+        let (read, verdicts) = try verifier.check(pending, in: file)
+        #expect(read == bytes)
+        let bad = Int64(corruptBlock) * block..<Int64(corruptBlock + 1) * block
+        #expect(verdicts == (0..<corruptBlock).map { .passed(block: Int64($0), newSum: nil) } + [.corrupt(bad)])
+    }
+
+    /// A span shorter than half a megabyte, or one whose blocks all start in its first half, is read whole.
+    @Test func aShortSpanIsReadWhole() throws {
+        let (dir, file, verifier) = try setUp(content(Int(16 * block)))
+        defer { dir.cleanup() }
+        let entry = entry(ByteRangeSet([0..<(16 * block)]), in: file, length: 16 * block)
+        let short = try #require(verifier.pendingCheck(entry, 0..<(7 * block)))
+        #expect(BlockVerifier.pieces(of: short).map(\.bytes) == [0..<Int(7 * block)])
+        let (bytes, verdicts) = try verifier.check(short, in: file)
+        #expect(bytes == Array(content(Int(16 * block))[0..<Int(7 * block)]))
+        #expect(verdicts.count == 7)
     }
 
     @Test func aBlockWithoutASumGetsTheOneItsBytesGive() throws {

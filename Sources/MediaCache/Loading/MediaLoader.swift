@@ -9,7 +9,8 @@ public struct LoaderConfiguration: Sendable, Equatable {
     public var blockSize: Int64 = 64 << 10
     /// A reader joins an in-flight fetch that is at most this far behind its offset instead of starting another.
     public var joinWindow: Int64 = 256 << 10
-    /// Largest chunk handed to a reader at once.
+    /// Largest chunk handed to a reader at once. Chunks of 512 KiB and more that need checking are read and checked
+    /// in two halves at once (a reader of whole files goes faster with 1 MiB; a player needs no more than this).
     public var readChunk = 256 << 10
     /// Retries of a transfer that broke off (each resumes from the first missing byte), per request: the budget
     /// is restored only after `retryBudgetRestoredAfter` bytes arrived since the last failure.

@@ -43,28 +43,62 @@ final class DataFile: Sendable {
 
     /// Reads exactly `count` bytes at `offset`; a short file is an error (the caller only reads recorded ranges).
     func read(count: Int, at offset: Int64) throws(CacheError) -> [UInt8] {
-        var failure: CacheError?
+        try read(count: count, at: offset, in: [0..<count]) { _, _ in }
+    }
+
+    /// Reads exactly `count` bytes at `offset` into one array, the pieces `parts` (which tile `0..<count`) at once,
+    /// on as many threads, each followed on its thread by `process(index, bytes)` over that piece's bytes, while
+    /// they are still in the processor's cache. A short file is an error.
+    func read(
+        count: Int, at offset: Int64, in parts: [Range<Int>], process: (Int, UnsafeRawBufferPointer) -> Void
+    ) throws(CacheError) -> [UInt8] {
+        let failures = UnsafeMutableBufferPointer<CacheError?>.allocate(capacity: parts.count)
+        failures.initialize(repeating: nil)
+        defer { failures.deallocate() }
         // Not zeroed first: every byte is read into it, or the array is not returned.
         let result = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            var done = 0
-            defer { initialized = failure == nil ? done : 0 }
             guard let base = buffer.baseAddress else { return }
-            while done < count {
-                let n = pread(descriptor, base + done, count - done, off_t(offset + Int64(done)))
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    failure = .io("cannot read \(path): \(DataFile.errnoText())")
-                    return
+            withoutActuallyEscaping(process) { process in
+                let piece = { (index: Int) in
+                    let part = parts[index]
+                    failures[index] = self.readFully(
+                        into: base + part.lowerBound, count: part.count, at: offset + Int64(part.lowerBound))
+                    if failures[index] == nil {
+                        process(index, UnsafeRawBufferPointer(start: base + part.lowerBound, count: part.count))
+                    }
                 }
-                if n == 0 {
-                    failure = .io("\(path) is shorter than its index says (offset \(offset + Int64(done)))")
-                    return
+                if parts.count == 1 {
+                    piece(0)
+                } else {
+                    let pieces = DisjointPieces(read: piece)
+                    DispatchQueue.concurrentPerform(iterations: parts.count) { pieces.read($0) }
                 }
-                done += n
             }
+            initialized = failures.contains { $0 != nil } ? 0 : count
         }
-        if let failure { throw failure }
+        if let failure = failures.lazy.compactMap({ $0 }).first { throw failure }
         return result
+    }
+
+    /// The reading of the pieces of one array by several threads at once. Sendable: each call writes only its own
+    /// piece of the array and its own failure slot, and `concurrentPerform` returns after the last call.
+    private struct DisjointPieces: @unchecked Sendable {
+        let read: (Int) -> Void
+    }
+
+    /// Reads exactly `count` bytes at `offset` into `base`, retrying short reads and EINTR; the error, if any.
+    private func readFully(into base: UnsafeMutablePointer<UInt8>, count: Int, at offset: Int64) -> CacheError? {
+        var done = 0
+        while done < count {
+            let n = pread(descriptor, base + done, count - done, off_t(offset + Int64(done)))
+            if n < 0 {
+                if errno == EINTR { continue }
+                return .io("cannot read \(path): \(DataFile.errnoText())")
+            }
+            if n == 0 { return .io("\(path) is shorter than its index says (offset \(offset + Int64(done)))") }
+            done += n
+        }
+        return nil
     }
 
     /// Flushes written data to stable storage.
