@@ -237,7 +237,7 @@ final class FetchCoordinator: Sendable {
     }
 
     /// A check that needs no look at the store: one running, or one that ended and holds.
-    enum SettledValidation {
+    enum SettledValidation: Equatable {
         case running(Task<Void, Never>)
         case holds
     }

@@ -9,8 +9,7 @@ public struct LoaderConfiguration: Sendable, Equatable {
     public var blockSize: Int64 = 64 << 10
     /// A reader joins an in-flight fetch that is at most this far behind its offset instead of starting another.
     public var joinWindow: Int64 = 256 << 10
-    /// Largest chunk handed to a reader at once. Chunks of 512 KiB and more that need checking are read and checked
-    /// in two halves at once (a reader of whole files goes faster with 1 MiB; a player needs no more than this).
+    /// Largest chunk handed to a reader at once (chunks of 512 KiB and more are read and checked in two halves).
     public var readChunk = 256 << 10
     /// Retries of a transfer that broke off (each resumes from the first missing byte), per request: the budget
     /// is restored only after `retryBudgetRestoredAfter` bytes arrived since the last failure.
@@ -282,9 +281,7 @@ public final class MediaLoader: Sendable {
         url: URL, key: CacheKey, holding: Int64? = nil, checking: Bool = true,
         sending select: (ContentInformation) -> ByteRange?
     ) -> SettledCopy? {
-        if configuration.revalidate {
-            guard case .holds? = coordinator.settledValidation(key, now: store.now()) else { return nil }
-        }
+        guard !configuration.revalidate || coordinator.settledValidation(key, now: store.now()) == .holds else { return nil }
         guard
             let file = store.openCompleteFile(
                 for: key, holding: holding, checking: checking, sending: { select(ContentInformation($0)) })

@@ -43,7 +43,15 @@ final class DataFile: Sendable {
 
     /// Reads exactly `count` bytes at `offset`; a short file is an error (the caller only reads recorded ranges).
     func read(count: Int, at offset: Int64) throws(CacheError) -> [UInt8] {
-        try read(count: count, at: offset, in: [0..<count]) { _, _ in }
+        var failure: CacheError?
+        // Not zeroed first: every byte is read into it, or the array is not returned.
+        let result = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            guard let base = buffer.baseAddress else { return }
+            failure = readFully(into: base, count: count, at: offset)
+            initialized = failure == nil ? count : 0
+        }
+        if let failure { throw failure }
+        return result
     }
 
     /// Reads exactly `count` bytes at `offset` into one array, the pieces `parts` (which tile `0..<count`) at once,
@@ -52,6 +60,11 @@ final class DataFile: Sendable {
     func read(
         count: Int, at offset: Int64, in parts: [Range<Int>], process: (Int, UnsafeRawBufferPointer) -> Void
     ) throws(CacheError) -> [UInt8] {
+        guard parts.count > 1 else {
+            let bytes = try read(count: count, at: offset)
+            bytes.withUnsafeBytes { process(0, $0) }
+            return bytes
+        }
         let failures = UnsafeMutableBufferPointer<CacheError?>.allocate(capacity: parts.count)
         failures.initialize(repeating: nil)
         defer { failures.deallocate() }
@@ -59,7 +72,7 @@ final class DataFile: Sendable {
         let result = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
             guard let base = buffer.baseAddress else { return }
             withoutActuallyEscaping(process) { process in
-                let piece = { (index: Int) in
+                let pieces = DisjointPieces { index in
                     let part = parts[index]
                     failures[index] = self.readFully(
                         into: base + part.lowerBound, count: part.count, at: offset + Int64(part.lowerBound))
@@ -67,12 +80,7 @@ final class DataFile: Sendable {
                         process(index, UnsafeRawBufferPointer(start: base + part.lowerBound, count: part.count))
                     }
                 }
-                if parts.count == 1 {
-                    piece(0)
-                } else {
-                    let pieces = DisjointPieces(read: piece)
-                    DispatchQueue.concurrentPerform(iterations: parts.count) { pieces.read($0) }
-                }
+                DispatchQueue.concurrentPerform(iterations: parts.count) { pieces.read($0) }
             }
             initialized = failures.contains { $0 != nil } ? 0 : count
         }
