@@ -96,8 +96,9 @@ static stories_sound *open_pulse(const char *application, unsigned rate, unsigne
     uint32_t frame = 2 * channels;
     uint32_t target = rate / 1000 * latency_ms * frame;
     // The buffer covers the longest a busy machine leaves the writing thread unrun (60 ms was too short on two
-    // loaded cores: silences of 10 to 35 ms). Pause and story changes are still heard at once (they flush it), and
-    // the audio clock subtracts the latency the server reports.
+    // loaded cores: silences of 10 to 35 ms; 150 ms, of which the server keeps about half in the sink, still let
+    // slower machines hear 35 to 75 ms silences). Pause and story changes are still heard at once (they flush it),
+    // and the audio clock subtracts the latency the server reports.
     pa_buffer_attr attr = {(uint32_t)-1, target, (uint32_t)-1, target / 4, (uint32_t)-1};
     int code = 0;
     sound->pulse = pa_new(NULL, application, PA_STREAM_PLAYBACK, NULL, "story", &spec, NULL, &attr, &code);

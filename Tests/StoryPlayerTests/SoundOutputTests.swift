@@ -14,8 +14,12 @@ final class SteppedSink: SoundSink, @unchecked Sendable {
     private var closed = false
     /// Every write (samples) and flush (nil), in order.
     private(set) var log: [[Int16]?] = []
+    private let delayBox = NIOLockedValueBox(0.05)
     /// What `delay` answers.
-    var reportedDelay = 0.05
+    var reportedDelay: Double {
+        get { delayBox.withLockedValue { $0 } }
+        set { delayBox.withLockedValue { $0 = newValue } }
+    }
 
     func allow(_ writes: Int) {
         condition.lock()
@@ -160,12 +164,16 @@ struct SoundQueueTests {
         #expect(Array(started.prefix(6)) == [167, 333, 500, 667, 833, 1000], "\(started.prefix(12))")
         output.stop(id: 1)
         sink.allow(3)
+        #expect(await eventually { sink.writes >= 4 })
+        // Once the device runs low, silence keeps it going.
+        sink.reportedDelay = 0.01
         #expect(await eventually { sink.writes >= 6 })
         log = sink.entries
         flush = try #require(log.lastIndex { $0 == nil })
         let stopped = log[(flush + 1)...].compactMap { $0 }
         #expect(stopped.first == [800, 600, 400, 200, 0], "\(stopped)")
         #expect(stopped.dropFirst().allSatisfy { $0.allSatisfy { $0 == 0 } })
+        sink.reportedDelay = 0.05
         // Quitting while a story sounds fades it out too.
         output.play(queue, from: 1, id: 2)
         sink.allow(3)
@@ -173,6 +181,49 @@ struct SoundQueueTests {
         output.close()
         sink.allow(2)
         #expect(await eventually { sink.entries.last.map { $0 == [800, 600, 400, 200, 0] } ?? false })
+    }
+
+    /// A story whose sound is not decoded yet has no silence queued before it (the device holds more than
+    /// `silenceAhead`): its first frames are the first written after the cut. Before, silence filled the device
+    /// while it waited, and the story was heard that much later.
+    @Test func aStoryWaitingForItsSoundIsNotQueuedBehindSilence() async throws {
+        let sink = SteppedSink()
+        let output = SoundOutput { () throws(SoundError) -> any SoundSink in sink }
+        output.start()
+        defer { output.close() }
+        let queue = SoundQueue(format: sink.format)
+        output.play(queue, from: 0, id: 1)
+        sink.allow(6)
+        #expect(await eventually { sink.entries.contains { $0 == nil } })
+        queue.append(at: 0, samples: Self.tone(1000, seconds: 1))
+        #expect(await eventually { sink.writes >= 6 })
+        let log = sink.entries
+        let flush = try #require(log.lastIndex { $0 == nil })
+        let written = log[(flush + 1)...].compactMap { $0 }
+        #expect(written.first?.prefix(6) == [167, 333, 500, 667, 833, 1000], "\(written.prefix(2))")
+        #expect(output.underruns == 0)
+    }
+
+    /// The decoder is asked for more as the device reads: a read that leaves less than the queue's low water
+    /// decoded after its cursor tells it, one that leaves more does not, and an ended sound never does.
+    @Test func readsAskForMoreSoundBelowTheLowWater() {
+        let asked = NIOLockedValueBox(0)
+        let queue = SoundQueue(format: SoundQueueTests.format, lowWater: 0.3) { asked.withLockedValue { $0 += 1 } }
+        queue.append(at: 0, samples: Self.tone(5, seconds: 0.5))
+        var cursor: Int64 = 0
+        var buffer = [Int16](repeating: 0, count: 100)
+        _ = buffer.withUnsafeMutableBufferPointer { queue.read(at: &cursor, into: $0) }
+        #expect(asked.withLockedValue { $0 } == 0)  // 0.4 s left
+        #expect(queue.readThrough == 0.1)
+        _ = buffer.withUnsafeMutableBufferPointer { queue.read(at: &cursor, into: $0) }
+        #expect(asked.withLockedValue { $0 } == 0)  // 0.3 s left: as much as the low water
+        _ = buffer.withUnsafeMutableBufferPointer { queue.read(at: &cursor, into: $0) }
+        #expect(asked.withLockedValue { $0 } == 1)  // 0.2 s left
+        queue.markEnded()
+        _ = buffer.withUnsafeMutableBufferPointer { queue.read(at: &cursor, into: $0) }
+        #expect(asked.withLockedValue { $0 } == 1)
+        queue.reset()
+        #expect(queue.readThrough == nil)
     }
 
     @Test func theClockIsWhatWasWrittenLessTheDevicesDelay() async throws {

@@ -230,6 +230,34 @@ import Testing
         await rig.close()
     }
 
+    /// The device's reads keep sound decoded ahead of them however long the playhead stands still (a player whose
+    /// ticks are late on a busy machine). Before, sound was decoded only half a second past the playhead, and a
+    /// late tick let the device run dry.
+    @Test func soundIsDecodedAheadOfTheDevicesReadsWhileThePlayheadStandsStill() async throws {
+        let rig = try await VideoDecoderTests.Rig()
+        let url = rig.origin.url("bars.mp4")
+        let info = try await rig.loader.contentInformation(for: url, key: CacheKey(url: url))
+        let decoder = MediaDecoder(
+            loader: rig.loader, url: url, key: CacheKey(url: url), length: try #require(info.contentLength),
+            box: (32, 18), soundFormat: .standard)
+        decoder.start()
+        defer { decoder.stop() }
+        decoder.show(at: 0)
+        #expect(await eventually { decoder.sound != nil || decoder.failure != nil })
+        let queue = try #require(decoder.sound)
+        var cursor = queue.frame(at: 0)
+        var buffer = [Int16](repeating: 0, count: 4_800 * queue.format.channels)
+        // Two seconds read a tenth at a time, as a device does, with the playhead still at 0.
+        for step in 1...20 {
+            let read = buffer.withUnsafeMutableBufferPointer { queue.read(at: &cursor, into: $0) }
+            #expect(read == .sound(frames: 4_800), "read \(step): \(read)")
+            let wanted = queue.seconds(at: cursor) + 0.1
+            #expect(await eventually { (queue.decodedThrough ?? 0) >= wanted || decoder.failure != nil })
+        }
+        #expect(decoder.failure == nil)
+        await rig.close()
+    }
+
     /// A decoder of `file` in `media`'s folder, decoding sound too, and its rig.
     static func decoder(_ media: PhoneMedia, _ file: String) async throws -> (VideoDecoderTests.Rig, MediaDecoder) {
         let rig = try await VideoDecoderTests.Rig(root: media.folder)

@@ -21,8 +21,8 @@ public enum SoundReading: Sendable, Equatable {
 }
 
 /// The sound device's one thread: it opens the device (off the UI thread: a server that does not answer can take
-/// seconds), then writes the attached story's sound from its queue at a cursor, or silence when there is none, so
-/// the stream never goes idle and the next story's sound starts at once. What it wrote and the device's delay
+/// seconds), then writes the attached story's sound from its queue at a cursor, or, when there is none, silence
+/// only as the device runs low (`silenceAhead`), so the next story's sound is never queued behind much of it. What it wrote and the device's delay
 /// make the audio clock: the time of the frame being heard. Pause, seek, mute, a story change and quitting flush the
 /// device, so nothing of before is heard after; every such cut fades out over 5 ms from the frame being heard and
 /// every start fades in, so no cut clicks.
@@ -48,6 +48,10 @@ public final class SoundOutput: @unchecked Sendable {
 
     /// How long a cut fades out and a start fades in.
     static let fadeSeconds = 0.005
+
+    /// With nothing to play, silence is written only while the device holds less than this: what is queued when a
+    /// story's sound arrives is heard before it.
+    static let silenceAhead = 0.04
 
     /// The frames a fade lasts at `format`'s rate.
     static func fadeFrames(_ format: SoundFormat) -> Int {
@@ -247,6 +251,27 @@ public final class SoundOutput: @unchecked Sendable {
         condition.broadcast()
     }
 
+    /// The playing source (if it is still the one of `generation`) ran out of decoded sound: one underrun, counted
+    /// once until sound is written again.
+    private func starved(generation: Int) {
+        locked { s in
+            guard var current = s.source, current.generation == generation, current.clock != nil, !current.starved
+            else { return }
+            current.starved = true
+            s.underruns += 1
+            s.source = current
+        }
+    }
+
+    /// Waits until a change (`changing` broadcasts) or `seconds` passed.
+    private func idle(for seconds: Double) {
+        condition.lock()
+        defer { condition.unlock() }
+        if !shared.flush, !shared.closed, shared.fade == nil {
+            _ = condition.wait(until: Date(timeIntervalSinceNow: seconds))
+        }
+    }
+
     private func run() {
         let sink: any SoundSink
         do {
@@ -286,6 +311,18 @@ public final class SoundOutput: @unchecked Sendable {
                     wrote = (cursor, source.generation, frames - count)
                 }
             }
+            if wrote == nil {
+                // Nothing to play: keep only a little silence queued, and look again when something changes or the
+                // device ran down.
+                let held = sink.delay
+                if held > Self.silenceAhead {
+                    if result == .waiting, let source { starved(generation: source.generation) }
+                    // A story waiting for its first decoded sound is looked at again soon; with no story, a
+                    // `play` wakes the thread at once.
+                    idle(for: source == nil ? Swift.min(0.05, Swift.max(0.005, held - Self.silenceAhead)) : 0.005)
+                    continue
+                }
+            }
             do {
                 if wrote != nil {
                     try buffer.withUnsafeBufferPointer { try sink.write($0) }
@@ -309,12 +346,10 @@ public final class SoundOutput: @unchecked Sendable {
                     // The silence padding a short read sits after the last frame of sound in the device.
                     current.clock = (wrote.cursor, delay - Double(wrote.padding) / Double(format.rate), time)
                     current.starved = false
-                } else if result == .waiting, current.clock != nil, !current.starved {
-                    current.starved = true
-                    s.underruns += 1
                 }
                 s.source = current
             }
+            if wrote == nil, result == .waiting, let source { starved(generation: source.generation) }
         }
     }
 }

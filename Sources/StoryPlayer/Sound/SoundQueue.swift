@@ -4,7 +4,8 @@ import NIOConcurrencyHelpers
 /// A story's decoded sound, in order, as the decoder made it: runs of interleaved frames, each placed on the
 /// story's timeline by its decoded timestamp (never by counting from 0: an HLS story's segments start near 1.4 s and
 /// AAC and Opus begin with priming samples the decoder leaves out). The decoder appends; the sound output reads at
-/// a cursor. Positions are frame numbers at the output's rate, so no drift builds up between runs.
+/// a cursor. Positions are frame numbers at the output's rate, so no drift builds up between runs. The decoder is
+/// asked for more by the reads themselves, so sound never waits on the player's ticks.
 public final class SoundQueue: Sendable {
     struct Run {
         var start: Int64
@@ -14,14 +15,24 @@ public final class SoundQueue: Sendable {
     struct State {
         var runs: [Run] = []
         var ended = false
+        /// Where the last read left its cursor: the next frame the device will be given.
+        var readEnd: Int64?
     }
 
     /// The queue's format.
     public let format: SoundFormat
     private let state = NIOLockedValueBox(State())
+    /// Told, outside the lock, when a read leaves less than `lowWater` seconds decoded after its cursor.
+    private let onLow: (@Sendable () -> Void)?
+    private let lowWater: Double
 
-    /// An empty queue.
-    public init(format: SoundFormat) { self.format = format }
+    /// An empty queue; `onLow` is told when a read leaves less than `lowWater` seconds decoded after its cursor
+    /// (and the sound has not ended): the decoder's cue to decode more.
+    public init(format: SoundFormat, lowWater: Double = 0.3, onLow: (@Sendable () -> Void)? = nil) {
+        self.format = format
+        self.lowWater = lowWater
+        self.onLow = onLow
+    }
 
     /// Gaps and overlaps up to this many seconds between runs are timestamp rounding, not missing sound: the run is
     /// placed right after the one before it, so nothing clicks.
@@ -60,6 +71,9 @@ public final class SoundQueue: Sendable {
         }
     }
 
+    /// The time the next frame read starts at (what the device was given up to), nil before the first read.
+    public var readThrough: Double? { state.withLockedValue { s in s.readEnd.map { seconds(at: $0) } } }
+
     /// True once the decoder reached the end of the sound.
     public var isEnded: Bool { state.withLockedValue { $0.ended } }
 
@@ -85,7 +99,12 @@ public final class SoundQueue: Sendable {
     public func read(at cursor: inout Int64, into buffer: UnsafeMutableBufferPointer<Int16>) -> Read {
         let channels = format.channels
         let wanted = buffer.count / channels
-        return state.withLockedValue { s in
+        let lowFrames = frame(at: lowWater)
+        let (read, low) = state.withLockedValue { s -> (Read, Bool) in
+            defer {
+                s.readEnd = cursor
+            }
+            let decodedEnd = s.runs.last.map { $0.start + Int64($0.samples.count / channels) }
             var filled = 0
             for run in s.runs {
                 let frames = run.samples.count / channels
@@ -111,8 +130,11 @@ public final class SoundQueue: Sendable {
                 cursor += Int64(count)
                 if filled == wanted { break }
             }
-            if filled > 0 { return .sound(frames: filled) }
-            return s.ended ? .ended : .waiting
+            let low = !s.ended && (decodedEnd ?? cursor) - cursor < lowFrames
+            if filled > 0 { return (.sound(frames: filled), low) }
+            return (s.ended ? .ended : .waiting, low)
         }
+        if low { onLow?() }
+        return read
     }
 }

@@ -62,8 +62,10 @@ public final class SystemSoundSink: SoundSink, @unchecked Sendable {
     public let name: String
 
     /// Opens the device (blocking: a server that does not answer can take seconds) holding `latencyMs` of sound:
-    /// enough for a busy machine's scheduler, since cuts flush it and the audio clock counts the delay.
-    public init(backend: SoundBackend = .auto, format: SoundFormat = .standard, latencyMs: Int = 150) throws(SoundError) {
+    /// enough for a busy machine's scheduler (PulseAudio spends about half of it in the device, so the stream
+    /// itself rides out stalls of ~150 ms), and free to be long: cuts flush it, a story's first sound is not queued
+    /// behind silence, and the audio clock counts the delay.
+    public init(backend: SoundBackend = .auto, format: SoundFormat = .standard, latencyMs: Int = 300) throws(SoundError) {
         var why = [CChar](repeating: 0, count: 512)
         let code: Int32 = switch backend {
         case .auto: Int32(STORIES_SOUND_AUTO)

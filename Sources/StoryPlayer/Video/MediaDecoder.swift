@@ -158,7 +158,12 @@ public final class MediaDecoder: @unchecked Sendable {
     private func run() {
         do {
             let reader = try FrameReader(source: source, soundFormat: soundFormat, pictures: decodesPictures)
-            let sound = reader.sound.map { _ in SoundQueue(format: soundFormat ?? .standard) }
+            // The device's reads ask for more sound as they use it up: never later than the player's next tick.
+            let sound = reader.sound.map { _ in
+                SoundQueue(format: soundFormat ?? .standard, lowWater: Self.soundAhead * 0.6) { [weak self] in
+                    self?.changing { _ in }
+                }
+            }
             locked { s in
                 s.sound = sound
                 s.opened = true
@@ -231,10 +236,11 @@ public final class MediaDecoder: @unchecked Sendable {
             var dropped = 0
             var skipped = 0
             while !ended, decodesPictures {
-                // Sound first: a decoder catching up on pictures (a busy machine) never lets the device run dry;
-                // pictures it cannot keep up with are dropped, as they are when the playhead overtakes them.
-                if let sound, !soundOver { soundOver = decodeSound(reader, into: sound, around: target) }
                 if pendingTime == nil {
+                    // Sound before each picture decoded: a decoder catching up on pictures (a busy machine) never
+                    // lets the device run dry; pictures it cannot keep up with are dropped, as they are when the
+                    // playhead overtakes them. A picture already decoded is shown first, on time.
+                    if let sound, !soundOver { soundOver = decodeSound(reader, into: sound, around: target) }
                     pendingTime = try reader.decode(into: pending)
                     if pendingTime == nil {
                         ended = true
@@ -294,16 +300,18 @@ public final class MediaDecoder: @unchecked Sendable {
         }
     }
 
-    /// Seconds of sound decoded ahead of the playhead: more than the device holds and a tick, so it never runs dry
-    /// while the bytes are there.
+    /// Seconds of sound decoded ahead of what the device was given (and of the playhead): the device runs dry only
+    /// when the bytes are not there.
     static let soundAhead = 0.5
 
-    /// Decodes sound until `soundAhead` past `target` and forgets what is well behind it; true when the sound is
-    /// over (its end, or data its decoder cannot read: the story goes on without it).
+    /// Decodes sound until `soundAhead` past the playhead `target` or the device's read cursor, whichever is
+    /// later, and forgets what is well behind the playhead; true when the sound is over (its end, or data its
+    /// decoder cannot read: the story goes on without it).
     private func decodeSound(_ reader: FrameReader, into sound: SoundQueue, around target: Double) -> Bool {
         sound.trim(before: target - 1)
+        let from = Swift.max(target, sound.readThrough ?? target)
         do {
-            while (sound.decodedThrough ?? -.infinity) < target + Self.soundAhead {
+            while (sound.decodedThrough ?? -.infinity) < from + Self.soundAhead {
                 guard let stream = reader.sound, try stream.decode(from: reader, into: sound) else {
                     sound.markEnded()
                     return true
