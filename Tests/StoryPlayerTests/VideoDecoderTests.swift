@@ -209,11 +209,7 @@ import Testing
     @Test(arguments: [("bars.mp4", 440.0), ("hls/v0/seg0.ts", 988.0)])
     func eachStorysToneIsDecodedFromItsStart(file: String, hertz: Double) async throws {
         let rig = try await VideoDecoderTests.Rig()
-        let url = rig.origin.url(file)
-        let info = try await rig.loader.contentInformation(for: url, key: CacheKey(url: url))
-        let decoder = MediaDecoder(
-            loader: rig.loader, url: url, key: CacheKey(url: url), length: try #require(info.contentLength),
-            box: (32, 18), soundFormat: .standard)
+        let decoder = try await Self.decoder(rig, file)
         decoder.start()
         defer { decoder.stop() }
         decoder.show(at: 0)
@@ -235,11 +231,7 @@ import Testing
     /// late tick let the device run dry.
     @Test func soundIsDecodedAheadOfTheDevicesReadsWhileThePlayheadStandsStill() async throws {
         let rig = try await VideoDecoderTests.Rig()
-        let url = rig.origin.url("bars.mp4")
-        let info = try await rig.loader.contentInformation(for: url, key: CacheKey(url: url))
-        let decoder = MediaDecoder(
-            loader: rig.loader, url: url, key: CacheKey(url: url), length: try #require(info.contentLength),
-            box: (32, 18), soundFormat: .standard)
+        let decoder = try await Self.decoder(rig, "bars.mp4")
         decoder.start()
         defer { decoder.stop() }
         decoder.show(at: 0)
@@ -261,12 +253,16 @@ import Testing
     /// A decoder of `file` in `media`'s folder, decoding sound too, and its rig.
     static func decoder(_ media: PhoneMedia, _ file: String) async throws -> (VideoDecoderTests.Rig, MediaDecoder) {
         let rig = try await VideoDecoderTests.Rig(root: media.folder)
+        return (rig, try await decoder(rig, file))
+    }
+
+    /// A decoder of `file` from `rig`'s origin, decoding sound too (not started).
+    static func decoder(_ rig: VideoDecoderTests.Rig, _ file: String) async throws -> MediaDecoder {
         let url = rig.origin.url(file)
         let info = try await rig.loader.contentInformation(for: url, key: CacheKey(url: url))
-        let decoder = MediaDecoder(
+        return MediaDecoder(
             loader: rig.loader, url: url, key: CacheKey(url: url), length: try #require(info.contentLength),
             box: (32, 18), soundFormat: .standard)
-        return (rig, decoder)
     }
 
     @Test(arguments: [("aac", "mp4"), ("libopus", "webm"), ("libmp3lame", "mkv")])
