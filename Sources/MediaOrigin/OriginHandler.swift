@@ -69,7 +69,8 @@ final class OriginHandler: ChannelInboundHandler {
             delivery = rule.delivery(for: request, answer: answer)
         }
         record.status = Int(status.code)
-        headers.add(name: "Date", value: HTTPDate.format(Date()))
+        // A rule may state the Date itself (an origin whose clock is elsewhere).
+        if !headers.contains(name: "Date") { headers.add(name: "Date", value: HTTPDate.format(Date())) }
         if isHead { body = .text([]) }
         var response = HTTPResponseHead(version: head.version, status: status, headers: headers)
         response.headers.replaceOrAdd(name: "Connection", value: head.isKeepAlive ? "keep-alive" : "close")

@@ -69,7 +69,7 @@ public struct OriginRequest: Sendable {
 public struct OriginAnswerHead: Sendable {
     /// The status code.
     public var status: Int
-    /// The headers (the origin adds `Date` and `Connection` after the rule).
+    /// The headers (the origin adds `Connection` after the rule, and `Date` unless the rule set one).
     public private(set) var headers: [(name: String, value: String)]
     /// The length of the body planned.
     public let bodyLength: Int

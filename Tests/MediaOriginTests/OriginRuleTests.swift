@@ -57,4 +57,26 @@ import Testing
         #expect(try await get(origin.url("down")).status == 200)
         await origin.shutdown()
     }
+
+    /// Dates every answer at one fixed instant, as an origin whose clock stands elsewhere would.
+    private struct FixedDate: OriginRule {
+        static let date = "Sun, 06 Nov 1994 08:49:37 GMT"
+        func rewrite(_ answer: inout OriginAnswerHead, for request: OriginRequest) {
+            answer.setHeader("Date", Self.date)
+        }
+    }
+
+    @Test func aRuleMayStateTheAnswersDate() async throws {
+        let origin = try await MediaOriginServer()
+        origin.set(OriginResource(bytes: [1, 2, 3]), at: "/v.bin")
+        let plain = try await get(origin.url("v.bin"))
+        #expect(plain.headers["date"].count == 1)
+        #expect(plain.headers.first(name: "date") != FixedDate.date)
+        origin.rule = FixedDate()
+        for method in [HTTPMethod.GET, .HEAD] {
+            let dated = try await get(origin.url("v.bin"), method: method)
+            #expect(dated.headers["date"] == [FixedDate.date])
+        }
+        await origin.shutdown()
+    }
 }
