@@ -22,10 +22,10 @@ public enum SoundReading: Sendable, Equatable {
 
 /// The sound device's one thread: it opens the device (off the UI thread: a server that does not answer can take
 /// seconds), then writes the attached story's sound from its queue at a cursor, or, when there is none, silence
-/// only as the device runs low (`silenceAhead`), so the next story's sound is never queued behind much of it. What it wrote and the device's delay
-/// make the audio clock: the time of the frame being heard. Pause, seek, mute, a story change and quitting flush the
-/// device, so nothing of before is heard after; every such cut fades out over 5 ms from the frame being heard and
-/// every start fades in, so no cut clicks.
+/// only as the device runs low (`silenceAhead`), so the next story's sound is never queued behind much of it. What
+/// it wrote and the device's delay make the audio clock: the time of the frame being heard. Pause, seek, mute, a
+/// story change and quitting flush the device, so nothing of before is heard after; every such cut fades out over
+/// 5 ms from the frame being heard and every start fades in, so no cut clicks.
 // Sendable: its shared state is read and written only with `condition` held; `thread` is set once under it.
 public final class SoundOutput: @unchecked Sendable {
     struct Source {
