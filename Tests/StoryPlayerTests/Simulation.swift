@@ -99,7 +99,9 @@ final class Simulation: CacheHarness, @unchecked Sendable {
             defer { done.withLockedValue { $0 = true } }
             return try await work()
         }
-        let realDeadline = ContinuousClock.now + .seconds(120)
+        // A bound on a hang, not on speed: two cores beside eight busy loops took more than 120 s of real time
+        // to play a simulated HLS story to its end.
+        let realDeadline = ContinuousClock.now + .seconds(300)
         while !done.withLockedValue({ $0 }) {
             guard ContinuousClock.now < realDeadline else {
                 task.cancel()
