@@ -239,12 +239,14 @@ import Testing
         let queue = try #require(decoder.sound)
         var cursor = queue.frame(at: 0)
         var buffer = [Int16](repeating: 0, count: 4_800 * queue.format.channels)
-        // Two seconds read a tenth at a time, as a device does, with the playhead still at 0.
+        // Two seconds read a tenth at a time, as a device does, with the playhead still at 0: each tenth is
+        // decoded before it is read (before, decoding stopped half a second past the playhead and the wait for
+        // a later tenth never ended).
         for step in 1...20 {
+            let wanted = queue.seconds(at: cursor) + 0.1
+            #expect(await eventually { (queue.decodedThrough ?? 0) >= wanted || decoder.failure != nil }, "read \(step)")
             let read = buffer.withUnsafeMutableBufferPointer { queue.read(at: &cursor, into: $0) }
             #expect(read == .sound(frames: 4_800), "read \(step): \(read)")
-            let wanted = queue.seconds(at: cursor) + 0.1
-            #expect(await eventually { (queue.decodedThrough ?? 0) >= wanted || decoder.failure != nil })
         }
         #expect(decoder.failure == nil)
         await rig.close()
