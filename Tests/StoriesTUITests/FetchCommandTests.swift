@@ -203,7 +203,7 @@ import Testing
         let second = try await CLI.run(arguments)
         let secondEnd = try #require(try events(second).last)
         #expect((secondEnd["savedBytes"] as? Int ?? 0) > 0)
-        #expect(secondEnd["originBytes"] as? Int == 0, "\(secondEnd)")
+        #expect(secondEnd["originBytes"] as? Int == 0, "first run:\n\(first.text)\nsecond run:\n\(second.text)")
         let stats = try await CLI.run(["cache", "stats", "--json", "--cache-dir", cache.path])
         let totals = try #require(try JSONSerialization.jsonObject(with: stats.stdout) as? [String: Any])
         #expect(totals["cacheHitBytes"] as? Int == secondEnd["savedBytes"] as? Int, "one definition everywhere")
