@@ -244,7 +244,7 @@ import Testing
         // a later tenth never ended).
         for step in 1...20 {
             let wanted = queue.seconds(at: cursor) + 0.1
-            #expect(await eventually { (queue.decodedThrough ?? 0) >= wanted || decoder.failure != nil }, "read \(step)")
+            try #require(await eventually { (queue.decodedThrough ?? 0) >= wanted || decoder.failure != nil }, "read \(step)")
             let read = buffer.withUnsafeMutableBufferPointer { queue.read(at: &cursor, into: $0) }
             #expect(read == .sound(frames: 4_800), "read \(step): \(read)")
         }
