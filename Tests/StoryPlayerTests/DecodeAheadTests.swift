@@ -33,7 +33,7 @@ import Testing
 
     /// Pauses the current story before it plays, so it never moves on by itself while the test waits (waiting to
     /// see it playing first could miss a whole short story on a busy machine).
-    private func pauseAtOnce(_ controller: StoryController) async throws {
+    private func pauseAtOnce(_ controller: StoryController) {
         controller.perform(.togglePause)
         #expect(controller.snapshot().paused)
     }
@@ -44,7 +44,7 @@ import Testing
         controller.start()
         // Paused at once, the story never moves on by itself while the test waits (a paused story with
         // enough buffered keeps the preload gate open).
-        try await pauseAtOnce(controller)
+        pauseAtOnce(controller)
         try await eventually("the next story's first frame held") { controller.ahead.heldStories == [1] }
         controller.perform(.next)
         // No decode between the key and the picture: the held frame is the story's picture at once.
@@ -53,7 +53,7 @@ import Testing
         #expect(frame.width == 64 || frame.height == 36)
         // It is taken, not kept: the story after it is decoded ahead next.
         #expect(!controller.ahead.heldStories.contains(1))
-        try await pauseAtOnce(controller)
+        pauseAtOnce(controller)
         try await eventually("story 3's first frame held") { controller.ahead.heldStories == [2] }
         await controller.stop()
         #expect(controller.ahead.heldStories.isEmpty)
@@ -64,7 +64,7 @@ import Testing
         let rig = try await Rig()
         let controller = try controller(rig, ahead: false)
         controller.start()
-        try await pauseAtOnce(controller)
+        pauseAtOnce(controller)
         try await eventually("the next story preloaded") {
             controller.snapshot().stories[1].preload?.phase == .preloaded
         }
