@@ -36,6 +36,7 @@ import Testing
         } catch {
             #expect(error is OriginError || error is CacheError, "\(scenario): \(error)")
             #expect("\(error)".contains(h.url(name).absoluteString) || error is CacheError, "\(scenario): \(error)")
+            #expect(scenario.acceptsFailure("\(error)"), "\(scenario): \(error)")
         }
         // Healed, the origin's current content comes through whole (one reader may meet the version change).
         scenario.heal(h.origin)

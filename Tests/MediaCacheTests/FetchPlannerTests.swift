@@ -37,6 +37,30 @@ import Testing
         }
     }
 
+    /// A reader that met a new version mid-read restarts from byte 0: the fetch writing the new version further
+    /// on is not cut at its block when the reader lets go, and the restarted reader's fetch from 0 leads into it
+    /// and hands over to it, so no byte of the new version is fetched twice.
+    @Test func aRestartOnANewVersionKeepsTheFetchThatFoundIt() {
+        var p = planner()
+        _ = p.plan(offset: 3_000, end: nil, length: 10_000, available: ByteRangeSet([0..<3_000]), holding: nil, newID: 1)
+        #expect(p.versionChanged(to: meta, keeping: 1).isEmpty)
+        p.progressed(fetchID: 1, to: 3_150)
+        // The reader lets go (it restarts): the fetch keeps its target and is not cancelled (little is left).
+        #expect(p.release(fetchID: 1, finishingBlock: true).isEmpty)
+        #expect(p.fetches[1]?.target == 10_000)
+        // The restarted reader's fetch from 0 ends where the kept fetch starts and keeps it for the reader.
+        let (lead, _) = p.plan(offset: 0, end: nil, length: 10_000, available: ByteRangeSet(), holding: nil, newID: 2)
+        #expect(lead == .start(fetchID: 2, start: 0, target: 3_000))
+        #expect(p.fetches[1]?.interest == 1 && !p.isUnwanted(1))
+        p.finished(fetchID: 2, outcome: .finished)
+        // At byte 3,000 the reader joins it, holding the unit kept for it (not a second one).
+        let (join, actions) = p.plan(
+            offset: 3_000, end: nil, length: 10_000, available: ByteRangeSet([0..<3_150]), holding: 2, newID: 3)
+        #expect(join == .wait(fetchID: 1) && actions.isEmpty)
+        #expect(p.fetches[1]?.interest == 1)
+        #expect(p.release(fetchID: 1, finishingBlock: false) == [.cancel(fetchID: 1)])
+    }
+
     @Test func aNewFetchCoversOnlyMissingBytes() {
         var p = planner()
         let available = ByteRangeSet([0..<250, 700..<800])

@@ -74,10 +74,35 @@ public struct FaultScenario: Sendable, CustomStringConvertible {
             FaultScenario(
                 // (Its 416 past the end gives the true length: the file as the origin has it is right too.)
                 name: "Content-Range names another total length", cachedPrefix: prefix, expected: v1, current: v1,
-                apply: faults { $0.contentRangeTotal = v1.count + 1000 }),
+                apply: faults { $0.contentRangeTotal = v1.count + 1000 }, maxOriginBytes: v1.count - prefix + 64 * 1024,
+                failureMentions: "lengths disagree"),
+            FaultScenario(
+                // Nothing changed at the origin: its lengths disagree. At most one request more than the file needs.
+                name: "Content-Range totals 12,345 over the file, cold", cachedPrefix: 0, expected: v1, current: v1,
+                apply: faults { $0.contentRangeTotal = v1.count + 12_345 }, maxOriginBytes: v1.count + 64 * 1024,
+                failureMentions: "lengths disagree"),
+            FaultScenario(
+                name: "Content-Range totals 12,345 over the file, first part cached", cachedPrefix: prefix,
+                expected: v1, current: v1, apply: faults { $0.contentRangeTotal = v1.count + 12_345 },
+                maxOriginBytes: v1.count - prefix + 64 * 1024, failureMentions: "lengths disagree",
+                faultyPrefix: true),
             FaultScenario(
                 name: "Content-Range totals short of the file (HEAD and 200 say more)", cachedPrefix: 0,
-                expected: nil, current: v1, apply: faults { $0.contentRangeTotal = v1.count - 12_345 }),
+                expected: nil, current: v1, apply: faults { $0.contentRangeTotal = v1.count - 12_345 },
+                failureMentions: "lengths disagree"),
+            FaultScenario(
+                // The first answer is cut before its body: its short total must not become the request's end.
+                name: "Content-Range totals short of the file, first answer cut", cachedPrefix: 0, expected: nil,
+                current: v1,
+                apply: faults {
+                    $0.contentRangeTotal = v1.count - 12_345
+                    $0.dropAfterBytes = 0
+                    $0.dropCount = 1
+                }, failureMentions: "lengths disagree"),
+            FaultScenario(
+                name: "Content-Range totals short of the file, first part cached", cachedPrefix: prefix,
+                expected: nil, current: v1, apply: faults { $0.contentRangeTotal = v1.count - 12_345 },
+                failureMentions: "lengths disagree", faultyPrefix: true),
             FaultScenario(
                 name: "Content-Range names fewer bytes than the body", cachedPrefix: prefix, expected: nil,
                 current: v1, apply: faults { $0.shortContentRange = 1000 }),
@@ -99,14 +124,35 @@ public struct FaultScenario: Sendable, CustomStringConvertible {
                 apply: faults { $0.bodyLengthError = -5000 }),
             FaultScenario(
                 name: "ETag changes (new version)", cachedPrefix: prefix, expected: v2, current: v2,
-                apply: { $0.set(OriginResource(bytes: v2), at: path) }),
+                apply: { $0.set(OriginResource(bytes: v2), at: path) }, maxOriginBytes: v2.count * 105 / 100,
+                changesVersion: true),
             FaultScenario(
                 name: "Last-Modified changes, no ETag", cachedPrefix: prefix, expected: v2, current: v2,
                 apply: { $0.set(lastModified(v2, "Tue, 01 Dec 2026 10:00:00 GMT"), at: path) },
+                maxOriginBytes: v2.count * 105 / 100, changesVersion: true,
                 initial: lastModified(v1, "Mon, 30 Nov 2026 10:00:00 GMT")),
             FaultScenario(
                 name: "no validators, same-length change", cachedPrefix: prefix, expected: v2, current: v2,
-                apply: { $0.set(unvalidated2, at: path) }, initial: unvalidated1),
+                apply: { $0.set(unvalidated2, at: path) }, maxOriginBytes: v2.count * 105 / 100, changesVersion: true,
+                initial: unvalidated1),
+            FaultScenario(
+                // No HEAD to find it first: the resumed request's If-Range brings the new version whole (200).
+                name: "ETag changes, HEAD not allowed", cachedPrefix: prefix, expected: v2, current: v2,
+                apply: { origin in
+                    origin.set(OriginResource(bytes: v2), at: path)
+                    var faults = OriginFaults()
+                    faults.rejectHead = true
+                    origin.setFaults(faults)
+                }, maxOriginBytes: v2.count * 105 / 100, changesVersion: true),
+            FaultScenario(
+                name: "Last-Modified changes, HEAD not allowed", cachedPrefix: prefix, expected: v2, current: v2,
+                apply: { origin in
+                    origin.set(lastModified(v2, "Tue, 01 Dec 2026 10:00:00 GMT"), at: path)
+                    var faults = OriginFaults()
+                    faults.rejectHead = true
+                    origin.setFaults(faults)
+                }, maxOriginBytes: v2.count * 105 / 100, changesVersion: true,
+                initial: lastModified(v1, "Mon, 30 Nov 2026 10:00:00 GMT")),
             FaultScenario(
                 name: "redirect loop", cachedPrefix: 0, expected: nil, current: v1,
                 apply: { origin in
@@ -130,12 +176,22 @@ public struct FaultScenario: Sendable, CustomStringConvertible {
 
     /// The resource to serve before the fault, when it is not plain `v1` with its default ETag.
     public let initial: OriginResource?
+    /// Words a client's error must contain when it fails (the origin's fault named, not another).
+    public let failureMentions: String?
+    /// True when the origin serves a new version; otherwise no client may say the resource changed.
+    public let changesVersion: Bool
+    /// True when the fault is on while the prefix is cached (the prefix's answer already carries it).
+    public let faultyPrefix: Bool
 
     init(
         name: String, cachedPrefix: Int, expected: [UInt8]?, current: [UInt8],
         apply: @escaping @Sendable (MediaOriginServer) -> Void, maxOriginBytes: Int? = nil,
+        failureMentions: String? = nil, changesVersion: Bool = false, faultyPrefix: Bool = false,
         initial: OriginResource? = nil
     ) {
+        self.failureMentions = failureMentions
+        self.changesVersion = changesVersion
+        self.faultyPrefix = faultyPrefix
         self.name = name
         self.cachedPrefix = cachedPrefix
         self.expected = expected
@@ -149,6 +205,15 @@ public struct FaultScenario: Sendable, CustomStringConvertible {
     public func prepare(_ origin: MediaOriginServer, v1: [UInt8]) {
         origin.setFaults(OriginFaults())
         origin.set(initial ?? OriginResource(bytes: v1), at: Self.path)
+        if faultyPrefix { apply(origin) }
+    }
+
+    /// Whether `error` (a client's message) is an acceptable failure for this scenario: it names the origin's
+    /// fault where the scenario says which, and never a version change where none happened.
+    public func acceptsFailure(_ message: String) -> Bool {
+        if let words = failureMentions, !message.contains(words) { return false }
+        if !changesVersion, message.contains("changed at the origin") { return false }
+        return true
     }
 
     /// Clears faults and redirects, leaving the current content at `path`.

@@ -10,6 +10,11 @@ struct FetchRecord: Sendable, Equatable {
     var progress: Int64
     /// Readers and preloads relying on it; at zero the fetch is cancelled.
     var interest: Int
+    /// True once it writes a version found during it (a new ETag, a whole 200, bytes that differ): the reader
+    /// that found it restarts from byte 0 and will want these bytes again, so letting go does not cut it short.
+    var carriesNewVersion = false
+    /// The fetch this one leads straight into (its target is that fetch's start), kept for this fetch's reader.
+    var leadsInto: Int?
 }
 
 /// How a fetch ended, kept briefly so readers that relied on it can tell why their bytes did not arrive.
@@ -84,6 +89,8 @@ struct FetchPlanner: Sendable {
     private(set) var originIgnoresRange = false
     /// The once-per-session check of a cached copy.
     private(set) var validation: ValidationPhase = .notStarted
+    /// Ended lead-in fetches and the fetch each led into, whose unit of interest their reader takes over.
+    private(set) var handovers: [Int: Int] = [:]
     /// Until when a finished check (or the origin's freshness, which stood in for one) holds; nil: for the rest of
     /// the session. After it, the next reader checks again.
     private(set) var checkedUntil: Date?
@@ -121,7 +128,10 @@ struct FetchPlanner: Sendable {
         }
         if let fetch = candidates.max(by: { $0.progress < $1.progress }) {
             var actions: [PlannerAction] = []
-            if holding != fetch.id {
+            if let holding, fetches[holding] == nil, handovers[holding] == fetch.id {
+                // The reader's lead-in ended where this fetch starts: it holds the unit kept for it.
+                handovers.removeValue(forKey: holding)
+            } else if holding != fetch.id {
                 fetches[fetch.id]?.interest += 1
                 if let holding { actions += dropInterest(holding) }
             }
@@ -145,27 +155,64 @@ struct FetchPlanner: Sendable {
             fetches[id]?.target = start
         }
         fetches[newID] = FetchRecord(id: newID, start: start, target: target, progress: start, interest: 1)
-        let actions = holding.map { dropInterest($0) } ?? []
+        var actions = holding.map { dropInterest($0) } ?? []
+        if let target, let next = fetches.values.first(where: {
+            $0.id != newID && $0.start == target && $0.interest <= 0 && $0.carriesNewVersion
+        }) {
+            // It leads straight into a new version's fetch nobody holds (its reader restarted from byte 0 and
+            // reads toward it again): that fetch is kept for this reader, not stopped and fetched again later.
+            fetches[next.id]?.interest += 1
+            fetches[newID]?.leadsInto = next.id
+        }
         return (.start(fetchID: newID, start: start, target: target), actions)
     }
 
     /// A reader or preload lets go of `fetchID` before getting everything: a fetch nobody needs any more finishes
     /// the block it is in (`finishingBlock`) or stops at once.
     mutating func release(fetchID: Int, finishingBlock: Bool) -> [PlannerAction] {
-        guard var fetch = fetches[fetchID] else { return [] }
+        guard var fetch = fetches[fetchID] else {
+            guard let next = handovers.removeValue(forKey: fetchID) else { return [] }
+            return release(fetchID: next, finishingBlock: finishingBlock)
+        }
+        var led: [PlannerAction] = []
+        if let next = fetch.leadsInto {
+            fetch.leadsInto = nil
+            fetches[fetchID] = fetch
+            led = release(fetchID: next, finishingBlock: finishingBlock)
+        }
         fetch.interest -= 1
+        if fetch.interest <= 0, fetch.carriesNewVersion, finishingBlock {
+            // Its reader restarts on the new version from byte 0 and comes back for these bytes: it runs on (to
+            // its end when little is left, however long the restart takes; else for the grace), in which a
+            // reader joins it or a lead-in keeps it.
+            fetches[fetchID] = fetch
+            if let end = fetch.target ?? metadata?.contentLength, end - fetch.progress <= Self.wholeBodyRunOn {
+                return led
+            }
+            return led + [.cancelAfterGrace(fetchID: fetchID)]
+        }
         if fetch.interest <= 0, finishingBlock {
             fetch.target = Swift.min(fetch.target ?? blockEnd(fetch.progress), blockEnd(fetch.progress))
         }
         fetches[fetchID] = fetch
-        guard fetch.interest <= 0 else { return [] }
-        return [finishingBlock ? .cancelAfterGrace(fetchID: fetchID) : .cancel(fetchID: fetchID)]
+        guard fetch.interest <= 0 else { return led }
+        return led + [finishingBlock ? .cancelAfterGrace(fetchID: fetchID) : .cancel(fetchID: fetchID)]
     }
 
     /// A reader got everything it asked for, up to `readerEnd`: a fetch nobody else needs finishes that block and
     /// goes no further.
     mutating func releaseFinished(fetchID: Int, readerEnd: Int64) -> [PlannerAction] {
-        guard var fetch = fetches[fetchID] else { return [] }
+        guard var fetch = fetches[fetchID] else {
+            guard let next = handovers.removeValue(forKey: fetchID) else { return [] }
+            return releaseFinished(fetchID: next, readerEnd: readerEnd)
+        }
+        if let next = fetch.leadsInto {
+            // (The reader wanted nothing past its lead-in: what was kept for it goes.)
+            fetch.leadsInto = nil
+            fetches[fetchID] = fetch
+            let led = releaseFinished(fetchID: next, readerEnd: readerEnd)
+            return led + releaseFinished(fetchID: fetchID, readerEnd: readerEnd)
+        }
         fetch.interest -= 1
         // A whole body (the origin ignores Range) runs on for the reader that comes next (a player reads range
         // after range): a new request would cost the whole body again from byte 0. To the end when little is
@@ -190,7 +237,11 @@ struct FetchPlanner: Sendable {
     static let wholeBodyRunOn: Int64 = 1 << 20
 
     private mutating func dropInterest(_ id: Int) -> [PlannerAction] {
-        guard var fetch = fetches[id] else { return [] }
+        guard var fetch = fetches[id] else {
+            // A lead-in that ended: the unit kept for its reader goes with it.
+            guard let next = handovers.removeValue(forKey: id) else { return [] }
+            return release(fetchID: next, finishingBlock: true)
+        }
         fetch.interest -= 1
         fetches[id] = fetch
         return fetch.interest <= 0 ? [.cancel(fetchID: id)] : []
@@ -229,6 +280,7 @@ struct FetchPlanner: Sendable {
     /// cost the whole body again.
     mutating func receivesWholeBody(fetchID: Int) {
         originIgnoresRange = true
+        fetches[fetchID]?.carriesNewVersion = true
         fetches[fetchID]?.start = 0
         fetches[fetchID]?.progress = 0
         let nextStart = fetches.values.filter { $0.id != fetchID && $0.start > 0 }.map(\.start).min()
@@ -237,7 +289,10 @@ struct FetchPlanner: Sendable {
 
     /// The fetch ended; its outcome is kept for the readers that relied on it.
     mutating func finished(fetchID: Int, outcome: FetchOutcome) {
-        fetches.removeValue(forKey: fetchID)
+        if let next = fetches.removeValue(forKey: fetchID)?.leadsInto, fetches[next] != nil {
+            handovers[fetchID] = next
+            if handovers.count > 64, let oldest = handovers.keys.min() { handovers.removeValue(forKey: oldest) }
+        }
         outcomes[fetchID] = outcome
         if case .failed(OriginError.unreachable) = outcome { offline = true }
         if outcomes.count > 64, let oldest = outcomes.keys.min() { outcomes.removeValue(forKey: oldest) }
@@ -257,6 +312,7 @@ struct FetchPlanner: Sendable {
         self.metadata = metadata
         offline = false
         var actions: [PlannerAction] = []
+        if let keeping { fetches[keeping]?.carriesNewVersion = true }
         for id in fetches.keys.sorted() where id != keeping {
             fetches.removeValue(forKey: id)
             outcomes[id] = .cancelled

@@ -119,8 +119,10 @@ extension MediaLoader {
         let requestStart = overlap?.lowerBound ?? start
         // A request for the resource's last bytes is left open-ended: an origin whose Content-Range totals fall
         // short of its file then shows it (its answer runs past its own total) instead of the copy ending early
-        // and being taken for whole.
-        let requestEnd = initialTarget == cached?.metadata.contentLength ? nil : initialTarget
+        // and being taken for whole. The length may come from an answer whose body never arrived (no bytes
+        // cached yet): it is no more trusted for that.
+        let knownLength = cached?.metadata.contentLength ?? store.info(for: key)?.metadata.contentLength
+        let requestEnd = initialTarget != nil && initialTarget == knownLength ? nil : initialTarget
         eventLog?.emit(
             "fetch_start",
             [
@@ -159,6 +161,23 @@ extension MediaLoader {
         var metadata = ResourceMetadata(
             url: url.absoluteString, contentLength: length, contentType: response.contentType, etag: response.etag,
             lastModified: response.lastModified)
+        if let cached, let known = cached.metadata.contentLength, let length, known != length,
+            Self.sameVersion(cached.metadata, etag: response.etag, lastModified: response.lastModified)
+        {
+            // The same version (its validators say so) under another length: nothing changed at the origin, its
+            // figures disagree. Neither length can be trusted, so nothing of this answer is used, and the cached
+            // copy keeps its bytes but not its length (no new version, no second download): the next answer's
+            // figures are checked afresh, so a healed origin is believed again.
+            if (try? store.forgetLength(key: key, generation: cached.generation)) == true {
+                var unsure = cached.metadata
+                unsure.contentLength = nil
+                coordinator.change(key) { $0.answered(unsure) }
+            }
+            let named = response.status == 206 ? "Content-Range \(response.contentRangeHeader ?? "")" : "Content-Length"
+            throw OriginError.lengthsDisagree(
+                url: url.absoluteString,
+                detail: "\(named) gives the file \(length) bytes, an earlier answer for the same version \(known)")
+        }
         coordinator.change(key) { $0.answered(metadata) }
         var generation: Int64
         let admission: Admission

@@ -80,7 +80,15 @@ extension MediaLoader {
                 let current = ResourceMetadata(
                     url: url.absoluteString, contentLength: response.contentLength, contentType: response.contentType,
                     etag: response.etag, lastModified: response.lastModified)
-                if current.isDifferentVersion(from: cached) {
+                if current.isDifferentVersion(from: cached),
+                    Self.sameVersion(cached, etag: current.etag, lastModified: current.lastModified)
+                {
+                    // Its validators name the cached version, its length another: the origin's figures disagree
+                    // (a Content-Range total that lies). Nothing changed; the fetches find out which length holds.
+                    outcome = "unchanged (the origin's lengths disagree)"
+                    logger.warning(
+                        "\(OriginURL.redactingCredentials(in: url.absoluteString)): HEAD gives \(current.contentLength.map(String.init) ?? "no length"), an earlier answer for the same version \(cached.contentLength.map(String.init) ?? "none"); the cached copy is kept")
+                } else if current.isDifferentVersion(from: cached) {
                     outcome = "changed"
                     result = .changed(current)
                     _ = try store.prepare(key: key, metadata: current)

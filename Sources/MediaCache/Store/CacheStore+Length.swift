@@ -25,3 +25,26 @@ extension CacheStore {
         }
     }
 }
+
+extension CacheStore {
+    /// Forgets the length recorded for generation `generation` of `key`, keeping its bytes: the origin named two
+    /// lengths for one version, so neither is trusted and the next answer's figures are checked afresh (a
+    /// healed origin's are then taken; a lying one's show again). False when the entry is another generation,
+    /// complete, or knows no length.
+    public func forgetLength(key: CacheKey, generation: Int64) throws -> Bool {
+        guard !isReadOnly else { return false }
+        return try table.locked { s in
+            guard let entry = table.entry(&s, key), entry.info.generation == generation,
+                entry.info.state != .complete, entry.info.metadata.contentLength != nil
+            else { return false }
+            try table.commit(&s, key)
+            return try table.modify(&s, key) { resource, _ -> Bool in
+                guard var current = resource, current.info.generation == generation else { return false }
+                current.info.metadata.contentLength = nil
+                resource = current
+                logger.warning("resource \(key): the origin named two lengths for one version; both are set aside")
+                return true
+            }
+        }
+    }
+}
