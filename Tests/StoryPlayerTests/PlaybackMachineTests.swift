@@ -293,15 +293,49 @@ struct PlaybackMachineTests {
         #expect(machine.status.state == .failed)
     }
 
+    /// An origin that sends a little after each retry and then nothing (every answer's first 100 kB): waits add
+    /// up, loading included, so the story ends after 30 s of waiting in all, not 30 s of each stall (before: 42 s
+    /// of a real story). Two seconds played without a stall forget the waits before them.
+    @Test func waitsAddUpUntilTheStoryPlaysSmoothlyAgain() {
+        var machine = PlaybackMachine(storyID: "s", duration: 50, startThreshold: 0.5, start: 0, waitLimit: 30)
+        _ = machine.handle(.observed(Seen(now: 5, buffered: 0)))
+        _ = machine.handle(.observed(Seen(now: 10, buffered: 0.5)))  // first frame after 10 s of loading
+        #expect(machine.status.state == .playing)
+        _ = machine.handle(.observed(Seen(now: 10.5, buffered: 0.5)))
+        #expect(machine.status.state == .stalled)
+        // 10 s waited already: the stall may last 20 s.
+        #expect(machine.handle(.observed(Seen(now: 11, buffered: 0))).last == .wake(at: 30.5))
+        _ = machine.handle(.observed(Seen(now: 30, buffered: 0.5)))  // a retry's bytes: 19.5 s of stall
+        #expect(machine.status.state == .playing)
+        _ = machine.handle(.observed(Seen(now: 30.5, buffered: 0.5)))
+        #expect(machine.status.state == .stalled)
+        #expect(machine.handle(.observed(Seen(now: 30.75, buffered: 0))).last == .wake(at: 31))
+        let actions = machine.handle(.observed(Seen(now: 31, buffered: 0)))
+        guard case .giveUp(let waited)? = actions.first else {
+            Issue.record("\(actions)")
+            return
+        }
+        #expect(abs(waited - 30) < 1e-6)
+
+        // Recovered: 2 s played after a long wait, and a later stall has the whole 30 s again.
+        var recovered = PlaybackMachine(storyID: "s", duration: 50, startThreshold: 0.5, start: 0, waitLimit: 30)
+        _ = recovered.handle(.observed(Seen(now: 25, buffered: 3)))
+        _ = recovered.handle(.observed(Seen(now: 27, buffered: 3)))
+        _ = recovered.handle(.observed(Seen(now: 28, buffered: 1)))
+        #expect(recovered.status.state == .stalled)
+        #expect(recovered.handle(.observed(Seen(now: 28, buffered: 0))).last == .wake(at: 58))
+    }
+
     @Test func bytesArrivingEndTheStallAndItsCount() {
         var machine = PlaybackMachine(storyID: "s", duration: 100, startThreshold: 0.5, start: 0, waitLimit: 30)
         _ = machine.handle(.observed(Seen(now: 0, buffered: 2)))
         _ = machine.handle(.observed(Seen(now: 2, buffered: 2)))
         _ = machine.handle(.observed(Seen(now: 22, buffered: 0)))
-        _ = machine.handle(.observed(Seen(now: 23, buffered: 1)))  // resumed
+        _ = machine.handle(.observed(Seen(now: 23, buffered: 3)))  // resumed
         #expect(machine.status.state == .playing)
-        _ = machine.handle(.observed(Seen(now: 24, buffered: 1)))  // stalls again: a new count
-        _ = machine.handle(.observed(Seen(now: 44, buffered: 0)))
+        // Stalls again after 3 s of smooth play: a new count (after less, the waits would add up).
+        _ = machine.handle(.observed(Seen(now: 26, buffered: 3)))
+        _ = machine.handle(.observed(Seen(now: 50, buffered: 0)))
         #expect(machine.status.state == .stalled)
         #expect(machine.status.stalls == 2)
     }

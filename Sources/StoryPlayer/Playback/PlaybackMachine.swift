@@ -103,6 +103,14 @@ struct PlaybackMachine {
     private var soundOver = false
     /// Seconds of the current stall spent waiting for bytes (paused time not counted).
     private var starved: Double = 0
+    /// Seconds waited before the current stall (loading, earlier stalls) since the story last played smoothly:
+    /// an origin that sends a little now and then (each retry's first bytes, then nothing) ends the story after
+    /// `waitLimit` seconds of waiting in all, not of each wait.
+    private var waitedBefore: Double = 0
+    /// Seconds of media played since the last wait ended.
+    private var playedSinceWait: Double = 0
+    /// Media played without a stall that makes the waits before it forgotten (a link that recovered).
+    static let recoveryPlay = 2.0
 
     /// A story loading, asked for at `start`; it gives up after `waitLimit` seconds without the bytes it needs
     /// (counted from `waitingSince` while it loads, from the stall's start while stalled).
@@ -195,6 +203,8 @@ struct PlaybackMachine {
             if buffered >= startThreshold || bufferedToEnd, seen.firstFrameReady {
                 status.state = paused ? .paused : .playing
                 status.startupMs = Int(((seen.now - start) * 1000).rounded())
+                waitedBefore = Swift.max(0, seen.now - waitingSince)
+                playedSinceWait = 0
                 actions.append(
                     .emit(.firstFrame(id: storyID, startupMs: status.startupMs ?? 0, cache: status.cache ?? .miss, duration: duration)))
             } else if buffered < startThreshold, !bufferedToEnd, let waitLimit, seen.now - waitingSince >= waitLimit {
@@ -218,6 +228,8 @@ struct PlaybackMachine {
             }
             advance = Swift.min(clock, buffered)
             status.position = Swift.min(duration, status.position + advance)
+            playedSinceWait += advance
+            if playedSinceWait >= Self.recoveryPlay { waitedBefore = 0 }
             if status.position >= duration - 1e-6 {
                 // At the end exactly (the sum of many steps may fall a rounding error short of it).
                 status.position = duration
@@ -236,10 +248,12 @@ struct PlaybackMachine {
             }
             if buffered >= startThreshold || bufferedToEnd {
                 status.state = .playing
+                waitedBefore += starved
+                playedSinceWait = 0
                 actions.append(
                     .emit(.stallEnd(id: storyID, durationMs: Int(((seen.now - (stallStart ?? seen.now)) * 1000).rounded()))))
-            } else if let waitLimit, starved >= waitLimit {
-                return end(with: .giveUp(waited: starved), &actions)
+            } else if let waitLimit, waitedBefore + starved >= waitLimit {
+                return end(with: .giveUp(waited: waitedBefore + starved), &actions)
             }
         case .finished, .failed:
             break
@@ -296,7 +310,7 @@ struct PlaybackMachine {
             let haveBytes = seen.buffered >= startThreshold || status.position + seen.buffered >= (status.duration ?? 0) - 1e-6
             return haveBytes ? nil : waitLimit.map { waitingSince + $0 }
         case .stalled:
-            return paused ? nil : waitLimit.map { now + Swift.max(0, $0 - starved) }
+            return paused ? nil : waitLimit.map { now + Swift.max(0, $0 - waitedBefore - starved) }
         case .playing:
             guard let duration = status.duration else { return nil }
             var due = [now + (duration - status.position), now + status.bufferedSeconds]
