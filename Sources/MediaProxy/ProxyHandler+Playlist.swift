@@ -53,14 +53,18 @@ extension ProxyHandler {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: info.contentType ?? "application/vnd.apple.mpegurl")
         headers.add(name: "Cache-Control", value: "no-cache")
-        // The body is this proxy's rewrite, not the origin's bytes: its validator is its own (the origin's
-        // Last-Modified would not move when the rewrite does, so none is sent).
+        // The body is this proxy's rewrite, not the origin's bytes: its ETag is its own, and its Last-Modified
+        // the later of the origin's and this server's start (the rewrite points at this server: a client holding
+        // a rewrite for an earlier server, on another port, must not be told it is current).
         let etag = playlistTag(text)
+        let lastModified = HTTPDate.format(
+            Swift.max(info.lastModified.flatMap(HTTPDate.parse) ?? server.startedAt, server.startedAt))
         headers.add(name: "ETag", value: etag)
+        headers.add(name: "Last-Modified", value: lastModified)
         headers.add(name: "Connection", value: keepAlive ? "keep-alive" : "close")
         if HTTPConditions.notModified(
-            ifNoneMatch: request.headers.first(name: "if-none-match"), ifModifiedSince: nil, etag: etag,
-            lastModified: nil)
+            ifNoneMatch: request.headers.first(name: "if-none-match"),
+            ifModifiedSince: request.headers.first(name: "if-modified-since"), etag: etag, lastModified: lastModified)
         {
             headers.remove(name: "Content-Type")
             await write(channel, .head(HTTPResponseHead(version: .http1_1, status: .notModified, headers: headers)))

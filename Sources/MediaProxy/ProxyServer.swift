@@ -16,6 +16,8 @@ public final class ProxyServer: Sendable {
     let loader: MediaLoader
     /// Seconds a connection may go without a write (or a client without reading) before it is closed.
     let idleTimeout: TimeInterval
+    /// When this server started: rewritten playlists point at it, so they are no older than this.
+    let startedAt: Date
     let logger: Logger
     /// Told of every request answered (an access log).
     let onAccess: (@Sendable (ProxyAccess) -> Void)?
@@ -42,6 +44,8 @@ public final class ProxyServer: Sendable {
         logger: Logger = Logger(label: "MediaProxy"), onAccess: (@Sendable (ProxyAccess) -> Void)? = nil
     ) async throws {
         self.loader = loader
+        // (Whole seconds: what an HTTP date can say.)
+        startedAt = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
         self.idleTimeout = idleTimeout
         self.logger = logger
         self.onAccess = onAccess
