@@ -17,6 +17,20 @@ enum ClientReading {
         return unread < 0 ? nil : Int64(unread)
     }
 
+    /// How long a client that read everything it was sent is given to hang up before the proxy asks the origin
+    /// for more (`lingerForClose`).
+    static let linger: Duration = .milliseconds(25)
+
+    /// A client that took everything and leaves (a prober that read the 16 KB it wanted at a fragment) closes
+    /// within moments; asking the origin at once would pay for bytes already on their way when the close
+    /// arrives, on every replay. Waits `linger`; the connection closing meanwhile cancels the wait (it throws).
+    /// One wait per origin request a client's reading starts: a player streaming past the cache's edge waits
+    /// once there, not per chunk.
+    static func lingerForClose(_ channel: Channel) async throws {
+        try await Task.sleep(for: linger)
+        guard channel.isActive else { throw ChannelError.ioOnClosedChannel }
+    }
+
     /// How often a waiting response looks again.
     static let poll: Duration = .milliseconds(5)
 

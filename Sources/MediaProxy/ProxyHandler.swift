@@ -262,7 +262,12 @@ final class ProxyHandler: ChannelDuplexHandler {
         do {
             while true {
                 // Bytes that would cost an origin request go out only to a client that read all it was sent.
-                if chunks.nextReadStartsOriginRequest { try await ClientReading.waitUntilRead(channel, atMost: patience) }
+                if chunks.nextReadStartsOriginRequest {
+                    try await ClientReading.waitUntilRead(channel, atMost: patience)
+                    // (A response's first bytes were just asked for: only after some were sent may the client
+                    // be done.)
+                    if sent > 0 { try await ClientReading.lingerForClose(channel) }
+                }
                 guard let chunk = try await chunks.next() else { break }
                 var buffer = channel.allocator.buffer(capacity: chunk.bytes.count)
                 buffer.writeBytes(chunk.bytes)
