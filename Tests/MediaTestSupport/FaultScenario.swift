@@ -117,8 +117,9 @@ public struct FaultScenario: Sendable, CustomStringConvertible {
                     $0.ignoreRange = true
                 }, maxOriginBytes: v1.count),
             FaultScenario(
+                // (Each answer's junk, 5,000 bytes, is paid once per request.)
                 name: "body longer than Content-Length", cachedPrefix: prefix, expected: v1, current: v1,
-                apply: faults { $0.bodyLengthError = 5000 }),
+                apply: faults { $0.bodyLengthError = 5000 }, maxOriginBytes: (v1.count - prefix) * 105 / 100),
             FaultScenario(
                 name: "body shorter than Content-Length", cachedPrefix: prefix, expected: nil, current: v1,
                 apply: faults { $0.bodyLengthError = -5000 }),
