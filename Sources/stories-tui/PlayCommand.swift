@@ -242,7 +242,8 @@ enum TextReporter {
         case .stallEnd(_, let durationMs):
             line = "  resumed after \(durationMs) ms"
         case .storyEnd(_, let playCount, let stalls, let stallMs, let completed, let frames):
-            let pictures = frames.shown > 0 ? " · \(frames.shown) frames shown, \(frames.dropped) dropped" : ""
+            let pictures = frames.shown > 0
+                ? " · \(frames.shown) frame\(frames.shown == 1 ? "" : "s") shown, \(frames.dropped) dropped" : ""
             line = "  \(completed ? "finished" : "stopped") · played \(playCount)× · \(stalls) stall\(stalls == 1 ? "" : "s") (\(stallMs) ms)\(pictures)"
         case .variant(_, let positionMs, let bandwidth, let resolution):
             let picture = resolution.map { "\($0), " } ?? ""

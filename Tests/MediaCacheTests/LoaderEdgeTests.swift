@@ -215,7 +215,10 @@ import Testing
         h.origin.set(OriginResource(bytes: content(10_000)), at: "/l.mp4")
         _ = try await h.read("l.mp4")
         _ = try await h.read("l.mp4")
-        let lines = try String(contentsOfFile: logPath, encoding: .utf8).split(separator: "\n")
+        let text = try String(contentsOfFile: logPath, encoding: .utf8)
+        // URLs read as they are: no JSON-escaped slashes.
+        #expect(text.contains("\"url\":\"\(h.url("l.mp4").absoluteString)\""), "\(text)")
+        let lines = text.split(separator: "\n")
         let events = try lines.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] ?? [:] }
         #expect(events.compactMap { $0["event"] as? String }.filter { $0 != "fetch_end" }
             == ["fetch_start", "request", "request"])

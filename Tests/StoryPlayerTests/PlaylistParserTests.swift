@@ -103,6 +103,19 @@ import Testing
          "playlist.json: stories[0] (\"a\").duration: must be more than 0 seconds, found -4"),
         (#"{"stories": [{"id": "a", "url": "a.mp4", "duration": true}]}"#,
          "playlist.json: stories[0] (\"a\").duration: must be a number of seconds, found a boolean"),
+        // Where a syntax error is, by line and column; commas that close nothing; keys the playlist does not know.
+        ("{\n  \"title\": \"x\",\n  \"stories\": tru\n}",
+         "playlist.json: is not valid JSON (Invalid value at line 3, column 17"),
+        ("{\n  \"stories\": [\n    {\"id\": \"a\", \"url\": \"a.mp4\"},\n  ]\n}",
+         "playlist.json: is not valid JSON (a comma before ']' at line 3, column 32: remove it)"),
+        (#"{"stories": [{"id": "a", "url": "a.mp4",}]}"#,
+         "playlist.json: is not valid JSON (a comma before '}' at line 1, column 40: remove it)"),
+        (#"{"title": "x", "storys": [{"id": "a", "url": "a.mp4"}]}"#,
+         "playlist.json: storys: is not a field of a playlist (did you mean \"stories\"? the fields are title, stories and authors)"),
+        (#"{"stories": [{"id": "a", "URL": "a.mp4"}]}"#,
+         "playlist.json: stories[0].URL: is not a field of a story (did you mean \"url\"? the fields are id, title, url, maxViews and duration)"),
+        (#"{"authors": [{"name": "Ana", "story": []}]}"#,
+         "playlist.json: authors[0].story: is not a field of an author (did you mean \"stories\"?"),
     ]
 
     @Test(arguments: malformed)

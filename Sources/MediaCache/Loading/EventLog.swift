@@ -29,7 +29,7 @@ public final class EventLog: Sendable {
             object[name] = value
         }
         guard JSONSerialization.isValidJSONObject(object),
-            let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+            let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
         else { return }
         handle.withLockedValue { file in
             file.write(data)

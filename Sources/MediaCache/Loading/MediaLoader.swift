@@ -222,7 +222,10 @@ public final class MediaLoader: Sendable {
         if let info = store.info(for: key), info.metadata.contentLength != nil {
             return ContentInformation(info.metadata)
         }
-        let iterator = load(LoadingRequest(url: url, cacheKey: key, requestedOffset: 0, requestedLength: 1))
+        // A cached copy whose length was set aside (the origin named two) learns it again from the origin: a
+        // byte just past its cached start, which a cached first byte would not ask for.
+        let unknownFrom = store.info(for: key).map { $0.ranges.contiguousLength(from: 0) } ?? 0
+        let iterator = load(LoadingRequest(url: url, cacheKey: key, requestedOffset: unknownFrom, requestedLength: 1))
             .makeAsyncIterator()
         do {
             while try await iterator.next() != nil {}

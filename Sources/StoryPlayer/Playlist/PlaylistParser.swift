@@ -20,6 +20,11 @@ public enum PlaylistParser {
         return try parse(data, name: path, file: url.standardizedFileURL, checkFiles: true)
     }
 
+    /// The fields a playlist, an author and a story may have.
+    static let playlistFields = ["title", "stories", "authors"]
+    static let authorFields = ["name", "stories"]
+    static let storyFields = ["id", "title", "url", "maxViews", "duration"]
+
     /// Validates playlist bytes; `name` appears in messages, `file` anchors relative URLs.
     public static func parse(_ data: Data, name: String, file: URL, checkFiles: Bool = false) throws(PlaylistError)
         -> Playlist
@@ -32,10 +37,17 @@ public enum PlaylistParser {
         do {
             json = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
         } catch {
-            throw fail("", "is not valid JSON (\(Self.reason(error)))")
+            throw fail("", "is not valid JSON (\(PlaylistSyntax.describe(Self.reason(error), in: data)))")
+        }
+        if let comma = PlaylistSyntax.trailingComma(in: data) {
+            let (line, column) = PlaylistSyntax.position(of: comma.offset, in: data)
+            throw fail("", "is not valid JSON (a comma before '\(comma.closing)' at line \(line), column \(column): remove it)")
         }
         guard let root = json as? [String: Any] else {
             throw fail("", "must be a JSON object with \"title\" and \"stories\" (or \"authors\"), found \(Self.kind(json))")
+        }
+        if let unknown = PlaylistSyntax.unknownKey(in: root, known: Self.playlistFields) {
+            throw fail(unknown.key, PlaylistSyntax.unknownKeyMessage(unknown, what: "a playlist", known: Self.playlistFields))
         }
         var title = file.deletingPathExtension().lastPathComponent
         if let value = root["title"] {
@@ -63,6 +75,10 @@ public enum PlaylistParser {
                 let label = "authors[\(index)]"
                 guard let object = element as? [String: Any] else {
                     throw fail(label, "must be an object with \"name\" and \"stories\", found \(Self.kind(element))")
+                }
+                if let unknown = PlaylistSyntax.unknownKey(in: object, known: Self.authorFields) {
+                    throw fail("\(label).\(unknown.key)",
+                        PlaylistSyntax.unknownKeyMessage(unknown, what: "an author", known: Self.authorFields))
                 }
                 guard let nameValue = object["name"] else { throw fail("\(label).name", "is missing (give each author a name)") }
                 guard let name = nameValue as? String, !Self.isNumber(nameValue),
@@ -93,6 +109,10 @@ public enum PlaylistParser {
             var label = "\(listLabel)[\(index)]"
             guard let object = element as? [String: Any] else {
                 throw fail(label, "must be an object, found \(Self.kind(element))")
+            }
+            if let unknown = PlaylistSyntax.unknownKey(in: object, known: Self.storyFields) {
+                throw fail("\(label).\(unknown.key)",
+                    PlaylistSyntax.unknownKeyMessage(unknown, what: "a story", known: Self.storyFields))
             }
             guard let idValue = object["id"] else { throw fail("\(label).id", "is missing (give each story an id)") }
             guard let id = idValue as? String, !Self.isNumber(idValue) else {

@@ -92,8 +92,10 @@ final class FrameConverter {
     }
 
     /// The YUV-to-RGB matrix for `frame` as swscale numbers it: what the stream declares, else BT.709 for HD
-    /// pictures and BT.601 below (what players assume for untagged video).
+    /// pictures and BT.601 below (what players assume for untagged video); none for RGB pictures.
     static func matrix(of frame: UnsafeMutablePointer<AVFrame>) -> Int32 {
+        // The output's own table: the scaler's pass through YUV and back is then exact.
+        if isRGBFamily(frame.pointee.format) { return stories_sws_cs_default() }
         switch frame.pointee.colorspace {
         case AVCOL_SPC_BT709: return 1
         case AVCOL_SPC_FCC: return 4
@@ -104,8 +106,28 @@ final class FrameConverter {
         }
     }
 
+    /// True for pictures stored as RGB, a palette or grey levels (PNG, GIF, BMP, WebP lossless): no YUV matrix
+    /// applies to them. The scaler still passes them through YUV inside, so both its tables must be the same one
+    /// (else RGB encoded as BT.601 came out decoded as BT.709 for pictures 720 px tall or more: green 254 as 215).
+    static func isRGBFamily(_ format: Int32) -> Bool {
+        switch AVPixelFormat(format) {
+        case AV_PIX_FMT_RGB24, AV_PIX_FMT_BGR24, AV_PIX_FMT_RGBA, AV_PIX_FMT_BGRA, AV_PIX_FMT_ARGB, AV_PIX_FMT_ABGR,
+            AV_PIX_FMT_0RGB, AV_PIX_FMT_RGB0, AV_PIX_FMT_0BGR, AV_PIX_FMT_BGR0, AV_PIX_FMT_RGB48BE, AV_PIX_FMT_RGB48LE,
+            AV_PIX_FMT_BGR48BE, AV_PIX_FMT_BGR48LE, AV_PIX_FMT_RGBA64BE, AV_PIX_FMT_RGBA64LE, AV_PIX_FMT_BGRA64BE,
+            AV_PIX_FMT_BGRA64LE, AV_PIX_FMT_RGB565LE, AV_PIX_FMT_RGB565BE, AV_PIX_FMT_RGB555LE, AV_PIX_FMT_RGB555BE,
+            AV_PIX_FMT_PAL8, AV_PIX_FMT_GBRP, AV_PIX_FMT_GBRAP, AV_PIX_FMT_GBRP16LE, AV_PIX_FMT_GBRP16BE,
+            AV_PIX_FMT_GBRAP16LE, AV_PIX_FMT_GBRAP16BE, AV_PIX_FMT_GRAY8, AV_PIX_FMT_GRAY16BE, AV_PIX_FMT_GRAY16LE,
+            AV_PIX_FMT_YA8, AV_PIX_FMT_YA16BE, AV_PIX_FMT_YA16LE, AV_PIX_FMT_MONOWHITE, AV_PIX_FMT_MONOBLACK:
+            return true
+        default:
+            return false
+        }
+    }
+
     /// True when `frame`'s YUV uses the full 0-255 range (JPEG's), not the video range 16-235.
     static func isFullRange(_ frame: UnsafeMutablePointer<AVFrame>) -> Bool {
+        // RGB, palette and grey pictures use every level.
+        if isRGBFamily(frame.pointee.format) { return true }
         if frame.pointee.color_range == AVCOL_RANGE_JPEG { return true }
         switch AVPixelFormat(frame.pointee.format) {
         case AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUVJ422P, AV_PIX_FMT_YUVJ444P, AV_PIX_FMT_YUVJ440P, AV_PIX_FMT_YUVJ411P:
