@@ -14,6 +14,11 @@ public enum ByteRangeRequest: Equatable, Sendable {
     /// ignore a Range it finds abusive).
     public static let maxParts = 32
 
+    /// The `Range` header asking for bytes `start..<end` (to the resource's end when `end` is nil).
+    public static func header(from start: Int64, to end: Int64?) -> String {
+        "bytes=\(start)-" + (end.map { String($0 - 1) } ?? "")
+    }
+
     /// Resolves `header` (nil when absent) for a resource of `length` bytes. A malformed header is ignored, as
     /// RFC 9110 allows; of several ranges the unsatisfiable ones are dropped and overlapping or touching ones
     /// merged, leaving one range, several parts, or none.

@@ -5,6 +5,14 @@ public struct ContentRange: Sendable, Equatable {
     /// The complete length, nil when the origin sent `*`.
     public var completeLength: Int64?
 
+    /// The header value for bytes `range` of a `length`-byte resource: `bytes FIRST-LAST/LENGTH`.
+    public static func value(for range: ClosedRange<Int64>, of length: Int64) -> String {
+        "bytes \(range.lowerBound)-\(range.upperBound)/\(length)"
+    }
+
+    /// The header value of a `416` for a `length`-byte resource: `bytes */LENGTH`.
+    public static func unsatisfied(length: Int64) -> String { "bytes */\(length)" }
+
     /// Parses `value`; nil unless it is exactly one well-formed byte range whose last byte is below the length.
     public init?(_ value: String) {
         let trimmed = value.trimmingCharacters(in: .whitespaces)

@@ -138,10 +138,10 @@ final class OriginHandler: ChannelInboundHandler {
         {
             switch ByteRangeRequest(header: rangeHeader, length: Int64(length)) {
             case .partial(let r):
-                headers.add(name: "Content-Range", value: "bytes \(r.lowerBound)-\(r.upperBound)/\(length)")
+                headers.add(name: "Content-Range", value: ContentRange.value(for: r, of: Int64(length)))
                 return (.partialContent, headers, .resource(resource, Int(r.lowerBound)..<Int(r.upperBound + 1)), length)
             case .unsatisfiable:
-                headers.add(name: "Content-Range", value: "bytes */\(length)")
+                headers.add(name: "Content-Range", value: ContentRange.unsatisfied(length: Int64(length)))
                 return (.rangeNotSatisfiable, headers, .text([]), length)
             case .whole, .multiple: break  // absent, malformed or several: ignored, as RFC 9110 allows
             }

@@ -73,7 +73,7 @@ extension ProxyHandler {
             headers.add(name: "Content-Length", value: String(length))
             return Plan(status: .ok, headers: headers, range: length > 0 ? 0...(length - 1) : nil)
         case .partial(let r):
-            headers.add(name: "Content-Range", value: "bytes \(r.lowerBound)-\(r.upperBound)/\(length)")
+            headers.add(name: "Content-Range", value: ContentRange.value(for: r, of: length))
             headers.add(name: "Content-Length", value: String(r.count))
             return Plan(status: .partialContent, headers: headers, range: r)
         case .multiple(let ranges):
@@ -83,7 +83,7 @@ extension ProxyHandler {
             var plan = Plan(status: .partialContent, headers: headers, range: nil)
             plan.parts = ranges.enumerated().map { index, r in
                 ((index == 0 ? "" : "\r\n") + "--\(boundary)\r\nContent-Type: \(type)\r\n"
-                    + "Content-Range: bytes \(r.lowerBound)-\(r.upperBound)/\(length)\r\n\r\n", r)
+                    + "Content-Range: \(ContentRange.value(for: r, of: length))\r\n\r\n", r)
             }
             plan.closing = "\r\n--\(boundary)--\r\n"
             let total = plan.parts.reduce(Int64(plan.closing.utf8.count)) {
@@ -93,7 +93,7 @@ extension ProxyHandler {
             plan.headers.add(name: "Content-Length", value: String(total))
             return plan
         case .unsatisfiable:
-            headers.add(name: "Content-Range", value: "bytes */\(length)")
+            headers.add(name: "Content-Range", value: ContentRange.unsatisfied(length: length))
             headers.add(name: "Content-Length", value: "0")
             return Plan(status: .rangeNotSatisfiable, headers: headers, range: nil)
         }

@@ -324,7 +324,7 @@ final class ProxyHandler: ChannelDuplexHandler {
             return await simple(.gatewayTimeout, "gateway timeout: \(error)\n", channel, keepAlive, head: head)
         case OriginError.rangeNotSatisfiable(_, let length):
             return await simple(.rangeNotSatisfiable, "\(error)\n", channel, keepAlive, head: head,
-                extra: length.map { [("Content-Range", "bytes */\($0)")] } ?? [])
+                extra: length.map { [("Content-Range", ContentRange.unsatisfied(length: $0))] } ?? [])
         default:
             return await simple(.badGateway, "bad gateway: \(error)\n", channel, keepAlive, head: head)
         }

@@ -21,7 +21,8 @@ struct PlayCommand: AsyncParsableCommand {
             unseen story, and after an author's last story the next author with unseen stories starts. A story is \
             seen once its first frame was shown; seen state is kept with the play counts in the cache directory \
             (`cache clear --seen` forgets both and keeps the cached videos), and a run starts at the first unseen story (--from-start: at \
-            the first).
+            the first; files and URLs named one by one start at the first named). A run that starts at the first \
+            story, everything seen or --from-start, plays every author in turn.
 
             Files named on the command line (or in an M3U list) are read straight from disk as they play: nothing \
             is copied into the cache, and the header says LOCAL. A JSON playlist's files, and any files with \
@@ -146,7 +147,7 @@ struct PlayCommand: AsyncParsableCommand {
                 clock: RealPlaybackClock(speed: speed), configuration: player, showAll: all,
                 preload: noPreload ? nil : PreloadPolicy(),
                 playCounts: try cache.openPlayCounts(beside: store, create: !store.isReadOnly) ?? PlayCountStore.inMemory(),
-                sound: output, muted: mute, fromStart: fromStart)
+                sound: output, muted: mute, fromStart: fromStart || read.namesStories)
             let stop = StopFlag()
             // A reader of stdout that went away (`| head -1`) ends the run quietly.
             let outputClosed = StopFlag()

@@ -82,6 +82,24 @@ import Testing
         #expect(everything.resume() == 0)
     }
 
+    /// A run that starts from the beginning (everything seen, or --from-start) plays every author in turn, each
+    /// from its first story: before, it played the first author and ended, no other author having unseen stories.
+    @Test func aRunFromTheBeginningPlaysEveryAuthor() {
+        var everything = navigator(seen: stories.map(\.id))
+        var played = [everything.resume()]
+        while let i = everything.advance() { played.append(i) }
+        #expect(played == [0, 1, 2, 3, 4, 5, 6])
+        var fromStart = navigator(seen: ["a0", "b0"])
+        played = [fromStart.resume(fromStart: true)]
+        while let i = fromStart.advance() { played.append(i) }
+        #expect(played == [0, 1, 2, 3, 4, 5, 6])
+        // A run that resumed at the first unseen story still passes authors seen whole.
+        var resumed = navigator(seen: ["a0", "b0", "b1"])
+        played = [resumed.resume()]
+        while let i = resumed.advance() { played.append(i) }
+        #expect(played == [1, 2, 5, 6])
+    }
+
     @Test func maxViewsStillHoldsAcrossAuthors() {
         // b0 reached its views: it is neither entered nor counted as unseen.
         var n = navigator(seen: ["a0", "a1", "a2", "b0"], maxViews: ["b0": 1, "b1": 1])

@@ -82,6 +82,16 @@ import Testing
         #expect(Set(read.playlist.stories.map(\.id)).count == 7)
     }
 
+    /// Files and URLs named one by one are the person's choice and order: a run starts at the first named (seen
+    /// or not). A folder, a list or a playlist among them resumes at the first unseen story as before.
+    @Test func storiesNamedOneByOneStartAtTheFirst() throws {
+        let root = try folder(["a.mp4": "x", "b.mp4": "x", "x.txt": "x", "clips/d.mp4": "x", "l.m3u": "a.mp4\n"])
+        #expect(try load(["a.mp4", "b.mp4", "https://cdn.example.com/e.mp4"], in: root).namesStories)
+        #expect(try !load(["a.mp4", "clips"], in: root).namesStories)
+        #expect(try !load(["l.m3u"], in: root).namesStories)
+        #expect(try !load(["a.mp4", "x.txt", "b.mp4"], in: root).namesStories)
+    }
+
     @Test func aJSONPlaylistAloneIsReadAsBefore() throws {
         let root = try folder([
             "v/a.mp4": "x",

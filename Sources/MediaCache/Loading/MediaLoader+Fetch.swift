@@ -1,4 +1,5 @@
 import Foundation
+import HTTPSemantics
 import NIOCore
 import NIOPosix
 import NIOHTTP1
@@ -127,7 +128,7 @@ extension MediaLoader {
             "fetch_start",
             [
                 "url": url.absoluteString,
-                "range": "bytes=\(requestStart)-" + (requestEnd.map { String($0 - 1) } ?? ""),
+                "range": ByteRangeRequest.header(from: requestStart, to: requestEnd),
                 "ifRange": validator as Any,
             ])
         traffic.sentRequest()

@@ -19,7 +19,7 @@ extension OriginFetcher {
     /// the answer strictly: a 206 must carry a `Content-Range` starting at `start` and ending inside the request,
     /// any status but 200, 206 and 416 is an `httpStatus` error.
     func rangedGet(url: URL, from start: Int64, to end: Int64?, ifRange: String?) async throws -> RangedAnswer {
-        let header = "bytes=\(start)-" + (end.map { String($0 - 1) } ?? "")
+        let header = ByteRangeRequest.header(from: start, to: end)
         let response = try await send(url: url, method: .GET, range: header, ifRange: ifRange)
         switch response.status {
         case 206:

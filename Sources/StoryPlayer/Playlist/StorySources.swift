@@ -10,6 +10,9 @@ public struct StorySources: Sendable, Equatable {
     public var skipped: [String: Int]
     /// True when every source is a JSON playlist (whose relative files play over the simulated network).
     public var isJSONOnly: Bool
+    /// True when every source names one story (a media file, an HLS playlist, a URL), not a folder or a list: the
+    /// person chose these and their order, so a run starts at the first named, seen or not.
+    public var namesStories = false
 
     /// One line saying what was passed over and why, nil when nothing was.
     public var skippedNote: String? { Self.note(skipped) }
@@ -41,9 +44,11 @@ public struct StorySources: Sendable, Equatable {
         var titles: [String] = []
         var firstFile: URL?
         var jsonOnly = true
+        var namesStories = true
         for argument in arguments {
             let read = try reader.read(argument, base: base)
             titles.append(read.title)
+            if !read.namesStory { namesStories = false }
             if firstFile == nil { firstFile = read.file }
             if !read.isJSON { jsonOnly = false }
             if read.isJSON, arguments.count == 1, let playlist = read.playlist {
@@ -57,9 +62,11 @@ public struct StorySources: Sendable, Equatable {
         }
         let title = titles.count == 1 ? titles[0] : "Stories"
         let file = firstFile ?? base.appendingPathComponent("stories")
-        return StorySources(
+        var sources = StorySources(
             playlist: Playlist(title: title, stories: reader.stories, file: file), skipped: reader.skipped,
             isJSONOnly: jsonOnly)
+        sources.namesStories = namesStories
+        return sources
     }
 
     /// Where the stories and the counts of what was skipped are gathered.
@@ -74,6 +81,8 @@ public struct StorySources: Sendable, Equatable {
             var file: URL?
             var isJSON = false
             var playlist: Playlist?
+            /// The argument named one story (a media file, an HLS playlist or a URL).
+            var namesStory = false
         }
 
         mutating func read(_ argument: String, base: URL) throws(PlaylistError) -> Read {
@@ -90,7 +99,7 @@ public struct StorySources: Sendable, Equatable {
                         throw fail("is not a valid URL")
                     }
                     add(Story(id: trimmed, title: Self.name(of: url), source: .remote(url)), author: nil)
-                    return Read(title: Self.name(of: url))
+                    return Read(title: Self.name(of: url), namesStory: true)
                 case "file":
                     guard let url = StorySource.localFile(URL(string: trimmed)) else {
                         throw fail("is not a valid file URL (write file:///path/to/video.mp4)")
@@ -133,15 +142,17 @@ public struct StorySources: Sendable, Equatable {
                 }
                 return Read(title: playlist.title, file: url, isJSON: true, playlist: playlist)
             case "m3u", "m3u8":
-                if try Self.isHLS(url, fail) {
+                let hls = try Self.isHLS(url, fail)
+                if hls {
                     addFile(url, author: nil)
                 } else {
                     try readList(url, shown: shown)
                 }
-                return Read(title: url.deletingPathExtension().lastPathComponent, file: url)
+                return Read(title: url.deletingPathExtension().lastPathComponent, file: url, namesStory: hls)
             default:
-                if !addFile(url, author: nil) { count("not media") }
-                return Read(title: url.lastPathComponent, file: url)
+                let added = addFile(url, author: nil)
+                if !added { count("not media") }
+                return Read(title: url.lastPathComponent, file: url, namesStory: added)
             }
         }
 

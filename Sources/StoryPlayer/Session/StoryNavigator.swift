@@ -15,6 +15,9 @@ public struct StoryNavigator: Sendable, Equatable {
     public private(set) var index: Int?
     /// True once navigation ran past the last story.
     public private(set) var isFinished = false
+    /// True when the run started from the beginning (everything seen, or asked to): auto-advance then enters
+    /// every author in turn, not only those with unseen stories.
+    public private(set) var isReplaying = false
 
     /// A navigator before the first story.
     public init(stories: [Story], playCounts: [String: Int], showAll: Bool) {
@@ -52,19 +55,28 @@ public struct StoryNavigator: Sendable, Equatable {
     @discardableResult
     public mutating func resume(fromStart: Bool = false) -> Int? {
         guard !fromStart, let a = authors.indices.first(where: { hasUnseen(author: $0) }), let i = firstUnseen(author: a)
-        else { return start() }
+        else {
+            isReplaying = true
+            return start()
+        }
+        isReplaying = false
         index = i
         isFinished = false
         return i
     }
 
     /// Auto-advance: the next eligible story of the author; after its last, the first unseen story of the next
-    /// author that has one; nil (and finished) when no later author does.
+    /// author that has one; nil (and finished) when no later author does. A run that started from the beginning
+    /// (`isReplaying`) enters every later author at its first story instead.
     @discardableResult
     public mutating func advance() -> Int? {
         guard let current = index else { return next() }
         if let i = laterInAuthor(current) { return land(i) }
         let a = author(of: current)
+        if isReplaying {
+            let later = authors.indices.filter { $0 > a }.compactMap { b in authors[b].stories.first(where: isEligible) }
+            return land(later.first)
+        }
         return land(authors.indices.first { $0 > a && hasUnseen(author: $0) }.flatMap(firstUnseen(author:)))
     }
 
