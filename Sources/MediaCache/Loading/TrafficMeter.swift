@@ -46,6 +46,9 @@ final class TrafficMeter: Sendable {
         /// downloaded for the viewing to come too.
         var preloaded = false
         var ranges = ByteRangeSet()
+        /// Bytes counted as saved in the viewing under way: a viewing's readers (a player's download and its
+        /// decoder) read the same bytes, which a viewing saves once.
+        var counted = ByteRangeSet()
     }
     private let fresh = NIOLockedValueBox([CacheKey: Fresh]())
     private let store: CacheStore
@@ -107,22 +110,30 @@ final class TrafficMeter: Sendable {
             }
             if viewing, delta < 0, entry.viewings == 0 {
                 entry.ranges = ByteRangeSet()
+                entry.counted = ByteRangeSet()
                 entry.preloaded = false
             }
             let idle = entry.viewings == 0 && entry.preloads == 0 && !entry.preloaded && entry.ranges.isEmpty
+                && entry.counted.isEmpty
             all[key] = idle ? nil : entry
         }
     }
 
-    /// Of `parts` of `key` read from disk, the bytes the cache saved a download of.
+    /// Of `parts` of `key` read from disk, the bytes the cache saved a download of: not those downloaded for
+    /// the viewing under way, nor those its readers were already counted for.
     func saved(_ parts: [ByteRange], for key: CacheKey) -> Int64 {
         let total = parts.reduce(Int64(0)) { $0 + Int64($1.count) }
         return fresh.withLockedValue { all in
-            guard let ranges = all[key]?.ranges, !ranges.isEmpty else { return total }
-            let downloaded = parts.reduce(Int64(0)) { sum, part in
-                sum + ranges.present(in: part).reduce(Int64(0)) { $0 + Int64($1.count) }
+            guard var entry = all[key] else { return total }
+            var saved: Int64 = 0
+            for part in parts {
+                var rest = ByteRangeSet([part])
+                for range in entry.ranges.present(in: part) + entry.counted.present(in: part) { rest.remove(range) }
+                saved += rest.total
+                if entry.viewings > 0 { entry.counted.insert(part) }
             }
-            return total - downloaded
+            all[key] = entry
+            return saved
         }
     }
 }
