@@ -190,8 +190,10 @@ struct PlayCommand: AsyncParsableCommand {
             try? store.close()
             await origin?.shutdown()
             // A signal decides the exit code even when the reader of stdout went away at the same time.
-            signals.exitIfSignalled()
-            if outputClosed.isRaised { return }
+            if outputClosed.isRaised {
+                signals.exitIfSignalled()
+                return
+            }
             let summary: PlaylistSummary
             switch result {
             case .success(let value): summary = value
@@ -200,7 +202,8 @@ struct PlayCommand: AsyncParsableCommand {
                 return
             case .failure(let error): throw CLIFailure(message: "\(error)", exitCode: 1)
             }
-            // Like a media player on exit: what was watched and where the bytes came from (not in the JSON stream).
+            // Like a media player on exit, however it was asked to quit (q, Ctrl-C, SIGTERM): what was watched and
+            // where the bytes came from (not in the JSON stream).
             if !headless { emitLine(TextReporter.summary(summary)) }
             signals.exitIfSignalled()
             if summary.failed > 0 {

@@ -122,8 +122,12 @@ func terminalFlags(_ file: URL) throws -> Set<String> {
             func launch() async throws {
                 try await tmux.type("clear; '\(binary)' '\(folder)' --cache-dir '\(scratch.path)/cache' 2>'\(scratch.path)/err.txt'")
             }
+            // Playing, and its view counted ("plays 1" in its header): a q before that would leave it unseen.
             func playing(_ header: String) -> ([String]) -> Bool {
-                { screen in screen.contains { $0.contains(header) } && screen.contains { $0.contains("▶ Playing") } }
+                { screen in
+                    screen.contains { $0.contains(header) && $0.contains("plays 1") }
+                        && screen.contains { $0.contains("▶ Playing") }
+                }
             }
             try await launch()
             let first = try await tmux.waitFor("Ana's first story", playing(" Ana · 1/2 · IMG_2.mp4"))
@@ -369,7 +373,10 @@ func terminalFlags(_ file: URL) throws -> Set<String> {
         try await launch("interrupt")
         try await tmux.waitFor("the first frame again") { $0.contains { $0.contains("▶ Playing") } }
         try await tmux.keys("C-c")
-        try await tmux.waitFor("the shell after Ctrl-C") { $0.contains { $0.hasPrefix("interrupt-42") } }
+        let stopped = try await tmux.waitFor("the shell after Ctrl-C") { $0.contains { $0.hasPrefix("interrupt-42") } }
+        // The summary line, as after q.
+        #expect(stopped.contains { $0.contains("watched") && $0.contains("saved by the cache") },
+            "\(stopped.joined(separator: "\n"))")
         let interrupted = try terminalFlags(scratch.url.appendingPathComponent("interrupt.txt"))
         #expect(interrupted.isSuperset(of: ["icanon", "echo", "isig", "icrnl", "opost"]), "\(interrupted)")
     }
