@@ -23,6 +23,8 @@ public final class ProxyServer: Sendable {
     let onAccess: (@Sendable (ProxyAccess) -> Void)?
     private let channel: Channel
     let connections = ResponseCount()
+    /// The accepted connections still open, closed by `shutdown`.
+    private let accepted = NIOLockedValueBox<[ObjectIdentifier: Channel]>([:])
 
     /// How long a request waits for the once-per-session check of a cached copy before it is served anyway.
     static let validationWait: Duration = .seconds(1)
@@ -57,11 +59,15 @@ public final class ProxyServer: Sendable {
         }
         let box = ProxyBox()
         let connections = self.connections
+        let accepted = self.accepted
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                let id = ObjectIdentifier(channel)
+                accepted.withLockedValue { $0[id] = channel }
+                channel.closeFuture.whenComplete { _ in _ = accepted.withLockedValue { $0.removeValue(forKey: id) } }
+                return channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
                     try pipeline.addHandler(IdleStateHandler(writeTimeout: .milliseconds(Int64(idleTimeout * 1000))))
                     try pipeline.configureHTTPServerPipeline(withErrorHandling: true)
@@ -93,9 +99,13 @@ public final class ProxyServer: Sendable {
             && token.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_") }
     }
 
-    /// Stops accepting connections; responses in progress end when their clients go.
+    /// Stops accepting connections and closes those open (a response in progress is cut, as when the process ends).
     public func shutdown() async {
         try? await channel.close()
+        // A client's idle keep-alive connection would otherwise stay open with nothing behind it: a request sent
+        // on it (a client that pools connections by port, meeting a new server on the same port) would never be
+        // answered.
+        for connection in accepted.withLockedValue({ Array($0.values) }) { try? await connection.close() }
     }
 
     /// The proxy URL for an origin URL.

@@ -220,7 +220,7 @@ public struct StoriesRenderer {
             ("\(glyphs.keys.previous)  \(glyphs.keys.next)", "previous / next story"),
         ] + authors + [
             ("space  p", "pause / resume"),
-            (",  .  Shift+\(glyphs.keys.previous.prefix(2))", "seek 1 s back / forward"),
+            (",  .  Shift+\(Self.arrow(glyphs.keys.previous))/\(Self.arrow(glyphs.keys.next))", "seek 1 s back / forward"),
             ("1 \(glyphs.ellipsis) 9", authors.isEmpty ? "jump to story N" : "jump to the author's story N"),
             ("m", "mute / unmute the sound (for the rest of the session)"),
             ("r", "replay the story (after the end: start over)"),
@@ -230,6 +230,9 @@ public struct StoriesRenderer {
             ("q  Esc", "quit"),
         ]
     }
+
+    /// The arrow of a key pair such as `←/h` (the arrow alone, without the letter).
+    static func arrow(_ keys: String) -> String { String(keys.split(separator: "/").first ?? Substring(keys)) }
 
     /// The help: a box over the middle of the screen listing every key.
     private mutating func drawHelp() {

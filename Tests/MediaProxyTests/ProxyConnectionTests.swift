@@ -120,6 +120,24 @@ struct RawClient {
         await h.close()
     }
 
+    /// A server that stops closes its connections: a client's idle keep-alive connection left open with nothing
+    /// behind it was reused by a client that pools by port when a new server took the port, and its request was
+    /// never answered (a proxy test's HTTP client waited 90 s).
+    @Test(.timeLimit(.minutes(5))) func shuttingDownClosesTheOpenConnections() async throws {
+        let h = try await ProxyHarness(idleTimeout: 30)
+        let server = h.proxy
+        let client = try RawClient(port: server.port)
+        defer { client.close() }
+        client.send("GET /\(server.token)/media?url=ftp%3A%2F%2Fx HTTP/1.1\r\nHost: x\r\n\r\n")
+        let first = try await client.response()
+        #expect(first?.head.hasPrefix("HTTP/1.1 400") == true, "\(first?.head ?? "no answer")")
+        await server.shutdown()
+        // Closed now (not at the idle timeout, 30 s on, past the client's 20 s read timeout).
+        let rest = try await offCooperativePool { client.readToClose() }
+        #expect(rest == "", "the connection stayed open after shutdown")
+        await h.close()
+    }
+
     @Test(.timeLimit(.minutes(5))) func aClientThatStopsReadingIsLetGo() async throws {
         let h = try await ProxyHarness(idleTimeout: 0.5)
         let server = h.proxy

@@ -250,6 +250,9 @@ struct SoundDisplayTests {
         let help = StoriesRenderer.render(
             StoriesScreen(snapshot: Self.snapshot(sound: .playing), helpOpen: true), width: 100, height: 24)
         #expect(help.lines.contains { $0.contains("mute / unmute the sound") })
+        // The seek keys whole: both arrows (the help once cut them to "Shift+←/").
+        #expect(help.lines.contains { $0.contains("Shift+←/→") && $0.contains("seek 1 s back / forward") },
+            "\(help.lines.joined(separator: "\n"))")
     }
 
     @Test func aFileReadFromDiskSaysLocalInTheHeaderAndThePane() throws {
