@@ -222,11 +222,9 @@ public final class MediaLoader: Sendable {
         if let info = store.info(for: key), info.metadata.contentLength != nil {
             return ContentInformation(info.metadata)
         }
-        // A cached copy whose length was set aside (the origin named two) learns it again from the origin: a
-        // byte just past its cached start, which a cached first byte would not ask for.
-        let unknownFrom = store.info(for: key).map { $0.ranges.contiguousLength(from: 0) } ?? 0
-        let iterator = load(LoadingRequest(url: url, cacheKey: key, requestedOffset: unknownFrom, requestedLength: 1))
-            .makeAsyncIterator()
+        // A copy whose length was set aside asks the origin with the byte past its cached start.
+        let from = store.info(for: key).map { $0.ranges.contiguousLength(from: 0) } ?? 0
+        let iterator = load(LoadingRequest(url: url, cacheKey: key, requestedOffset: from, requestedLength: 1)).makeAsyncIterator()
         do {
             while try await iterator.next() != nil {}
         } catch OriginError.rangeNotSatisfiable(_, let length) where length == 0 {
