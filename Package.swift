@@ -182,6 +182,7 @@ let package = Package(
             dependencies: [
                 "MediaProxy", "HTTPSemantics", "MediaCache", "MediaOrigin", "MediaTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),

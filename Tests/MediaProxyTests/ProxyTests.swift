@@ -4,6 +4,7 @@ import MediaTestSupport
 import MediaCache
 import MediaOrigin
 import MediaProxy
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import Testing
@@ -18,11 +19,17 @@ final class ProxyHarness {
     var directory: URL { cache.directory }
 
     let idleTimeout: TimeInterval
+    /// Every request the proxy answered, in order (its access log).
+    let accesses = NIOLockedValueBox<[ProxyAccess]>([])
 
     init(idleTimeout: TimeInterval = 30) async throws {
         self.idleTimeout = idleTimeout
         cache = try await CacheHarness()
-        proxy = try await ProxyServer(loader: cache.loader, idleTimeout: idleTimeout)
+        proxy = try await ProxyServer(loader: cache.loader, idleTimeout: idleTimeout, onAccess: Self.recorder(accesses))
+    }
+
+    static func recorder(_ box: NIOLockedValueBox<[ProxyAccess]>) -> @Sendable (ProxyAccess) -> Void {
+        { access in box.withLockedValue { $0.append(access) } }
     }
 
     func mediaURL(_ path: String) -> String { proxy.mediaURL(for: origin.url(path)) }
@@ -37,7 +44,7 @@ final class ProxyHarness {
     func restart() async throws {
         await proxy.shutdown()
         try await cache.restart()
-        proxy = try await ProxyServer(loader: loader, idleTimeout: idleTimeout)
+        proxy = try await ProxyServer(loader: loader, idleTimeout: idleTimeout, onAccess: Self.recorder(accesses))
     }
 
     func close() async {
