@@ -15,9 +15,9 @@ extension ProxyHandler {
         if let last = lastMedia, last.uri == request.uri {
             media = last
         } else {
-            guard case .media(let url) = Self.target(of: request, server: server) else { return false }
+            guard case .media(let url, let key) = Self.target(of: request, server: server) else { return false }
             media = LastMedia(
-                uri: request.uri, url: url, key: CacheKey(url: url),
+                uri: request.uri, url: url, key: key,
                 pathNamesPlaylist: HLSPlaylistParser.isPlaylistPath(url))
             lastMedia = media
         }

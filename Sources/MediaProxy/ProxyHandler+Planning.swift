@@ -7,7 +7,8 @@ import NIOHTTP1
 extension ProxyHandler {
     /// What a request asks for: a media URL, or a refusal to answer as it is.
     enum Target {
-        case media(URL)
+        /// The origin URL and the key its bytes are cached under (`&key=`, else the server's key rule).
+        case media(URL, CacheKey)
         case refusal(HTTPResponseStatus, String, extra: [(String, String)])
     }
 
@@ -27,11 +28,20 @@ extension ProxyHandler {
         guard let text = components?.queryItems?.first(where: { $0.name == "url" })?.value else {
             return .refusal(.badRequest, "bad request: url= must be a percent-encoded http or https URL\n", extra: [])
         }
+        let url: URL
         do {
-            return .media(try OriginURL.parse(text))
+            url = try OriginURL.parse(text)
         } catch {
             return .refusal(.badRequest, "bad request: url= \(error)\n", extra: [])
         }
+        guard let custom = components?.queryItems?.first(where: { $0.name == "key" }) else {
+            return .media(url, CacheKey(url: url, rule: server.keyRule))
+        }
+        guard let key = custom.value, !key.isEmpty, key.utf8.count <= ProxyServer.maximumKeyLength else {
+            return .refusal(
+                .badRequest, "bad request: key= must be 1 to \(ProxyServer.maximumKeyLength) bytes of text\n", extra: [])
+        }
+        return .media(url, CacheKey(custom: key))
     }
 
     /// The status, headers and body range answering a request from a version of known length.

@@ -123,16 +123,16 @@ final class ProxyHandler: ChannelDuplexHandler {
         let keepAlive = request.isKeepAlive
         let isHead = request.method == .HEAD
         let url: URL
+        let key: CacheKey
         switch target(of: request, server: server) {
         case .refusal(let status, let text, let extra):
             return await simple(status, text, channel, keepAlive, head: isHead, extra: extra)
-        case .media(let media):
-            url = media
+        case .media(let media, let mediaKey):
+            (url, key) = (media, mediaKey)
         }
         // A client may assemble one file from several ranges and cannot be told of a new version between them:
         // give the check against the origin a moment to answer before describing a cached copy (it goes on
         // beside a slow or unreachable origin, and bytes of a version found stale mid-body end the connection).
-        let key = CacheKey(url: url)  // hashed once per request
         await server.loader.validate(url: url, key: key, waitingAtMost: ProxyServer.validationWait)
         let info: ContentInformation
         let shown = OriginURL.withoutCredentials(url).absoluteString

@@ -19,6 +19,8 @@ public final class ProxyServer: Sendable {
     /// When this server started: rewritten playlists point at it, so they are no older than this.
     let startedAt: Date
     let logger: Logger
+    /// Which query parameters the cache keys of `url=` leave out (a request's `&key=` names its key instead).
+    let keyRule: CacheKeyRule
     /// Told of every request answered (an access log).
     let onAccess: (@Sendable (ProxyAccess) -> Void)?
     private let channel: Channel
@@ -26,6 +28,8 @@ public final class ProxyServer: Sendable {
     /// The accepted connections still open, closed by `shutdown`.
     private let accepted = NIOLockedValueBox<[ObjectIdentifier: Channel]>([:])
 
+    /// The longest `&key=` accepted, in bytes.
+    static let maximumKeyLength = 1024
     /// How long a request waits for the once-per-session check of a cached copy before it is served anyway.
     static let validationWait: Duration = .seconds(1)
     /// The first origin request for a client's read runs this far past its offset (then twice what it has read).
@@ -40,12 +44,14 @@ public final class ProxyServer: Sendable {
     /// Binds 127.0.0.1:`port` (0 picks a free port) with `token` (nil: a fresh random one; see `isValidToken`).
     /// A connection on which nothing is written for `idleTimeout` seconds — an idle keep-alive, or a client that
     /// stopped reading its response — is closed, so a stalled client never holds a resource. `onAccess` is told
-    /// of every request answered.
+    /// of every request answered. `keyRule` says which query parameters of `url=` name no bytes (signatures).
     public init(
         loader: MediaLoader, port: Int = 0, idleTimeout: TimeInterval = 30, token: String? = nil,
-        logger: Logger = Logger(label: "MediaProxy"), onAccess: (@Sendable (ProxyAccess) -> Void)? = nil
+        keyRule: CacheKeyRule = .standard, logger: Logger = Logger(label: "MediaProxy"),
+        onAccess: (@Sendable (ProxyAccess) -> Void)? = nil
     ) async throws {
         self.loader = loader
+        self.keyRule = keyRule
         // (Whole seconds: what an HTTP date can say.)
         startedAt = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
         self.idleTimeout = idleTimeout
@@ -108,11 +114,13 @@ public final class ProxyServer: Sendable {
         for connection in accepted.withLockedValue({ Array($0.values) }) { try? await connection.close() }
     }
 
-    /// The proxy URL for an origin URL.
-    public func mediaURL(for origin: URL) -> String {
+    /// The proxy URL for an origin URL, cached under `key` when one is given (else under the key rule's key).
+    public func mediaURL(for origin: URL, key: String? = nil) -> String {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
-        return baseURL + "media?url=" + (origin.absoluteString.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")
+        let url = baseURL + "media?url=" + (origin.absoluteString.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")
+        guard let key else { return url }
+        return url + "&key=" + (key.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")
     }
 }
 

@@ -157,9 +157,12 @@ public struct StoriesRenderer {
             let minimumTitle = Swift.min(stories[index].title.count, 12)
             if left.count + minimumTitle > room { left = " " + position }
             let start = grid.put(left, x: 0, y: y, style: CellStyle(bold: true), maxWidth: room)
-            grid.put(
-                stories[index].title.truncated(to: room - start, ellipsis: glyphs.ellipsis),
-                x: start, y: y, style: .plain)
+            // A feed item's age follows its title while there is room for both.
+            let age = stories[index].age.map { " \(glyphs.dot) \($0)" } ?? ""
+            let titleRoom = room - start - (room - start - age.count >= minimumTitle ? age.count : 0)
+            let end = grid.put(
+                stories[index].title.truncated(to: titleRoom, ellipsis: glyphs.ellipsis), x: start, y: y, style: .plain)
+            if titleRoom < room - start { grid.put(age, x: end, y: y, style: CellStyle(dim: true)) }
         } else {
             grid.put(left, x: 0, y: y, style: CellStyle(bold: true), maxWidth: grid.width - rightWidth - 2)
         }

@@ -68,6 +68,8 @@ struct PlayCommand: AsyncParsableCommand {
             valueName: "source"))
     var sources: [String] = []
     @Flag(help: "Start at the first story, not at the first one not seen yet.") var fromStart = false
+    @Option(help: ArgumentHelp("Feeds and followed sources: stories of the last 24h (default), 3d, 90m, 2w or all.", valueName: "TIME"))
+    var since: String?
     @Flag(help: "Run without the terminal UI, printing one JSON event per line.") var headless = false
     @Option(
         parsing: .unconditional,
@@ -112,24 +114,34 @@ struct PlayCommand: AsyncParsableCommand {
                     message: "--picture: unknown mode '\(picture)' (use auto, kitty, sixel, symbols, half or ascii)",
                     exitCode: 2)
             }
-            let read: StorySources
+            let named = try PlaySources.named(sources)
+            let settings = try FollowSettings.read(since: since)
+            let interactive = !headless && isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
+            let store = try cache.openStore(budgets: budgets)
+            let loader = MediaLoader(
+                store: store, configuration: LoaderDefaults.configuration, logger: CLILogging.logger(quiet: interactive))
+            let playCounts = try cache.openPlayCounts(beside: store, create: !store.isReadOnly) ?? PlayCountStore.inMemory()
+            let loaded: PlaySources.Loaded
             do {
-                read = try StorySources.load(sources)
+                loaded = try await PlaySources.load(
+                    named, loader: loader, settings: settings, playCounts: playCounts,
+                    showsProgress: isatty(STDERR_FILENO) == 1)
             } catch {
-                throw CLIFailure(message: "\(error)", exitCode: 2)
+                await loader.shutdown()
+                try? store.close()
+                throw error
             }
+            let read = loaded.sources
             if let note = read.skippedNote { StandardStreams.writeError("stories-tui: \(note)\n") }
+            for note in loaded.notes { StandardStreams.writeError("stories-tui: \(note)\n") }
             let list = read.playlist
             // A JSON playlist (the demo) plays its files over the simulated network, through the cache; files
             // named directly are read from disk as they play unless a network is asked for.
             let servesFiles = network != nil || read.isJSONOnly
-            let store = try cache.openStore(budgets: budgets)
             // Faster playback with the same network would stall where 1x does not: the simulated link keeps pace.
             let origin = list.hasLocalStories && servesFiles
                 ? try await MediaOriginServer(
                     root: list.localRoot, folders: list.localFolders, profile: profile.scaled(by: speed)) : nil
-            let interactive = !headless && isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
-            let loader = MediaLoader(store: store, configuration: LoaderDefaults.configuration, logger: CLILogging.logger(quiet: interactive))
             var player = PlayerConfiguration()
             player.decodesVideo = !noVideo
             player.reportsFrames = frameEvents
@@ -146,7 +158,7 @@ struct PlayCommand: AsyncParsableCommand {
                 playlist: list, loader: loader, resolve: StorySession.resolver(originBase: origin?.baseURL),
                 clock: RealPlaybackClock(speed: speed), configuration: player, showAll: all,
                 preload: noPreload ? nil : PreloadPolicy(),
-                playCounts: try cache.openPlayCounts(beside: store, create: !store.isReadOnly) ?? PlayCountStore.inMemory(),
+                playCounts: playCounts,
                 sound: output, muted: mute, fromStart: fromStart || read.namesStories)
             let stop = StopFlag()
             // A reader of stdout that went away (`| head -1`) ends the run quietly.
@@ -169,6 +181,10 @@ struct PlayCommand: AsyncParsableCommand {
             let work = Task { () -> PlaylistSummary in
                 if headless {
                     let started = SoundOutput.monotonicSeconds()
+                    for report in loaded.refreshes {
+                        let now = SoundOutput.monotonicSeconds()
+                        emitLine(PlayerEvent.refresh(report).jsonLine(t: now - started, monotonic: now))
+                    }
                     return try await session.runHeadless { event in
                         let now = SoundOutput.monotonicSeconds()
                         emitLine(event.jsonLine(t: now - started, monotonic: now))
@@ -206,7 +222,8 @@ struct PlayCommand: AsyncParsableCommand {
             // where the bytes came from (not in the JSON stream).
             if !headless { emitLine(TextReporter.summary(summary)) }
             signals.exitIfSignalled()
-            if summary.failed > 0 {
+            // Stories from feeds: a run that played something succeeded, whatever one source did.
+            if summary.failed > 0, !(loaded.fromFeeds && summary.watched > 0) {
                 throw CLIFailure(
                     message: "\(summary.failed) stor\(summary.failed == 1 ? "y" : "ies") could not play", exitCode: 1)
             }
@@ -234,7 +251,7 @@ enum TextReporter {
     static func line(_ event: PlayerEvent, playlist: Playlist) -> String {
         let line: String
         switch event {
-        case .storyStart(let index, _, let title, _, let author, let seen):
+        case .storyStart(let index, _, let title, _, let author, let seen, _, _):
             line = "▶ [\(index + 1)/\(playlist.stories.count)] " + (author.map { "\($0): " } ?? "") + title
                 + (seen ? " (seen)" : "")
         case .skipped(let index, _, let plays, let maxViews):
@@ -258,6 +275,9 @@ enum TextReporter {
             line = "  note: \(message)"
         case .frame(_, let timeMs):
             line = "  frame at \(String(format: "%.3f", Double(timeMs) / 1000)) s"
+        case .refresh(let report):
+            line = "\(report.author): \(report.status.rawValue), \(report.stories) of \(report.items) item\(report.items == 1 ? "" : "s") to play"
+                + (report.message.map { " (\($0))" } ?? "")
         case .sound(let output, let reason):
             line = output.map { "sound: \($0)" } ?? "no sound: \(reason ?? "unknown")"
         case .playlistEnd(let summary):

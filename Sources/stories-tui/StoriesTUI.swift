@@ -49,7 +49,9 @@ struct StoriesTUI: AsyncParsableCommand {
             else ~/.cache/stories-tui.
             """,
         version: StoriesTUI.version,
-        subcommands: [PlayCommand.self, FetchCommand.self, PrefetchCommand.self, CacheCommand.self, ServeCommand.self],
+        subcommands: [
+            PlayCommand.self, FollowCommand.self, FetchCommand.self, PrefetchCommand.self, CacheCommand.self, ServeCommand.self,
+        ],
         defaultSubcommand: PlayCommand.self
     )
 }

@@ -35,6 +35,17 @@ import Testing
         #expect(segments[2].allSatisfy { $0 == "─" })
     }
 
+    @Test func aFeedItemsAgeFollowsItsTitleWhileThereIsRoom() {
+        var posted = snapshot()
+        posted.stories[3].age = "3 h ago"
+        let wide = StoriesRenderer.render(StoriesScreen(snapshot: posted), width: 80, height: 24).lines
+        #expect(wide[1].hasPrefix(" Ben · 2/3 · Run · 3 h ago"), "\(wide[1])")
+        posted.stories[3].title = String(repeating: "long title ", count: 8)
+        let narrow = StoriesRenderer.render(StoriesScreen(snapshot: posted), width: 60, height: 16).lines
+        #expect(!narrow[1].contains("3 h ago"), "\(narrow[1])")
+        #expect(narrow[1].contains("long title"), "\(narrow[1])")
+    }
+
     @Test func theTrayMarksAuthorsWithUnseenStories() {
         let lines = StoriesRenderer.render(StoriesScreen(snapshot: snapshot()), width: 80, height: 24).lines
         #expect(lines[2].contains("○ Ana"), "\(lines[2])")

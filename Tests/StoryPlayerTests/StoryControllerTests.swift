@@ -75,7 +75,7 @@ extension SimulationSuites {
             // The screen reports what a headless run does: each start and end, and the playlist's end.
             let names = events.all.compactMap { event -> String? in
                 switch event {
-                case .storyStart(_, let id, _, _, _, _): return "start \(id)"
+                case .storyStart(_, let id, _, _, _, _, _, _): return "start \(id)"
                 case .storyEnd(let id, _, _, _, let completed, _): return "end \(id)\(completed ? "" : " stopped")"
                 case .playlistEnd(let summary): return "done \(summary.finished) \(summary.failed)"
                 default: return nil
@@ -90,7 +90,7 @@ extension SimulationSuites {
             #expect(!snapshot.finished, "← after the end goes back to the last story")
             controller.perform(.replay)
             let startsOfC = { @Sendable in
-                events.all.filter { if case .storyStart(_, "c", _, _, _, _) = $0 { true } else { false } }.count
+                events.all.filter { if case .storyStart(_, "c", _, _, _, _, _, _) = $0 { true } else { false } }.count
             }
             snapshot = try await until(sim, controller) { $0.current == 2 && startsOfC() == 3 && $0.status?.state == .playing }
             #expect(snapshot.stories[2].plays == 1, "r replays the current story, which was viewed already")

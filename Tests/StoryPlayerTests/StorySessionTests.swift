@@ -37,7 +37,7 @@ extension SimulationSuites {
         private func names(_ events: [PlayerEvent]) -> [String] {
             events.compactMap { event in
                 switch event {
-                case .storyStart(_, let id, _, _, _, _): return "start \(id)"
+                case .storyStart(_, let id, _, _, _, _, _, _): return "start \(id)"
                 case .storyEnd(let id, let count, _, _, _, _): return "end \(id) \(count)"
                 case .skipped(_, let id, _, _): return "skip \(id)"
                 case .playlistEnd(let summary): return "done \(summary.finished) \(summary.skipped)"
@@ -75,7 +75,7 @@ extension SimulationSuites {
 
         private func starts(_ events: [PlayerEvent]) -> [String] {
             events.compactMap { event in
-                guard case .storyStart(_, let id, _, _, let author, let seen) = event else { return nil }
+                guard case .storyStart(_, let id, _, _, let author, let seen, _, _) = event else { return nil }
                 return "\(author ?? "-") \(id)\(seen ? " seen" : "")"
             }
         }

@@ -205,6 +205,9 @@ final class FetchCoordinator: Sendable {
         pruneIdleKeys(keeping: key)
     }
 
+    /// Records that the origin of `key` could not be reached (a check of its cached copy failed).
+    func noteFailure(_ key: CacheKey, _ text: String) { with(key) { $0.lastFailure = text } }
+
     /// How the last failed fetch of `key` failed, while this process remembers the key.
     func lastFailure(_ key: CacheKey) -> String? { state.withLockedValue { $0.keys[key]?.lastFailure } }
 

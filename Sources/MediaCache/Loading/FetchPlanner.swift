@@ -155,7 +155,7 @@ struct FetchPlanner: Sendable {
             fetches[id]?.target = start
         }
         fetches[newID] = FetchRecord(id: newID, start: start, target: target, progress: start, interest: 1)
-        var actions = holding.map { dropInterest($0) } ?? []
+        let actions = holding.map { dropInterest($0) } ?? []
         if let target, let next = fetches.values.first(where: {
             $0.id != newID && $0.start == target && $0.interest <= 0 && $0.carriesNewVersion
         }) {

@@ -5,8 +5,8 @@ import NIOPosix
 import NIOHTTP1
 
 extension MediaLoader {
-    /// How the origin last failed a fetch of `key` (a sentence naming the URL), while this loader remembers it:
-    /// for a reader that stops waiting to say why.
+    /// How the origin last failed a fetch or a check of `key` (a sentence naming the URL), while this loader
+    /// remembers it: for a reader that stops waiting to say why, or a caller serving a cached copy offline.
     public func lastOriginFailure(for key: CacheKey) -> String? { coordinator.lastFailure(key) }
 
     /// Starts the task that fetches `start..<target` for a planned fetch.

@@ -110,6 +110,7 @@ extension MediaLoader {
             return (.cancelled, nil)
         } catch {
             eventLog?.emit("validate", ["url": url.absoluteString, "result": "offline", "error": "\(error)"])
+            coordinator.noteFailure(key, "\(error)")
             return (.offline, nil)
         }
     }

@@ -8,9 +8,16 @@ public struct CacheKey: Hashable, Sendable, Comparable, CustomStringConvertible 
     /// 64 lowercase hex digits.
     public let hex: String
 
-    /// The key for `url`: scheme and host lowercased, default port, fragment and empty path normalized away.
+    /// The key for `url`: scheme and host lowercased, default port, fragment and empty path normalized away, and
+    /// the query parameters that sign or expire a URL dropped (`CacheKeyRule.standard`): the same media under a
+    /// freshly signed URL is one entry. Validators still guard the bytes (a changed ETag is a new version).
     public init(url: URL) {
-        self.init(hashing: "url:" + CacheKey.normalize(url))
+        self.init(url: url, rule: .standard)
+    }
+
+    /// The key for `url` under `rule` (which query parameters say nothing about the bytes).
+    public init(url: URL, rule: CacheKeyRule) {
+        self.init(hashing: "url:" + CacheKey.normalize(url, rule: rule))
     }
 
     /// A caller-chosen key, for signed URLs whose query changes while the content does not.
@@ -36,8 +43,8 @@ public struct CacheKey: Hashable, Sendable, Comparable, CustomStringConvertible 
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
-    /// The normalized URL text the default key hashes.
-    public static func normalize(_ url: URL) -> String {
+    /// The normalized URL text the key hashes under `rule`.
+    public static func normalize(_ url: URL, rule: CacheKeyRule = .standard) -> String {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
             return url.absoluteString
         }
@@ -49,6 +56,13 @@ public struct CacheKey: Hashable, Sendable, Comparable, CustomStringConvertible 
         }
         components.fragment = nil
         if components.percentEncodedPath.isEmpty { components.percentEncodedPath = "/" }
+        if let query = components.percentEncodedQuery, !query.isEmpty {
+            let kept = query.split(separator: "&", omittingEmptySubsequences: false).filter { item in
+                let name = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+                return !rule.ignores(String(name).removingPercentEncoding ?? String(name))
+            }
+            components.percentEncodedQuery = kept.isEmpty ? nil : kept.joined(separator: "&")
+        }
         return components.string ?? url.absoluteString
     }
 

@@ -16,6 +16,8 @@ public final class Player: Sendable {
     let clock: PlaybackClock
     let configuration: PlayerConfiguration
     let fallbackDuration: Double?
+    /// Why the story cannot play, known before it started.
+    let unavailable: String?
     /// The key each part of an HLS story (variant playlists, segments) is cached under.
     let partKey: @Sendable (URL) -> CacheKey
     /// Where this player adds what it measures of the link, and where an HLS story looks to pick its variant.
@@ -52,13 +54,16 @@ public final class Player: Sendable {
     let progress = Wakeup()
 
     /// A player for `url` (an MP4, or an HLS playlist whose variant playlists and segments are cached under
-    /// `partKey`); `fallbackDuration` is used for media that is neither.
+    /// `partKey`); `fallbackDuration` is used for media that is neither. A story whose `unavailable` says why it
+    /// cannot play fails with that sentence without a request.
     public init(
         loader: MediaLoader, url: URL, cacheKey: CacheKey? = nil, storyID: String, clock: PlaybackClock,
         configuration: PlayerConfiguration = PlayerConfiguration(), fallbackDuration: Double? = nil,
         partKey: @escaping @Sendable (URL) -> CacheKey = { CacheKey(url: $0) }, throughput: ThroughputEstimate? = nil,
-        sound: SoundOutput? = nil, muted: Bool = false, onEvent: @escaping @Sendable (PlayerEvent) -> Void = { _ in }
+        sound: SoundOutput? = nil, muted: Bool = false, unavailable: String? = nil,
+        onEvent: @escaping @Sendable (PlayerEvent) -> Void = { _ in }
     ) {
+        self.unavailable = unavailable
         self.sound = sound
         self.partKey = partKey
         self.throughput = throughput
@@ -146,6 +151,7 @@ public final class Player: Sendable {
                 waitingSince: clock.now)
             publish(machine)
             do {
+                if let unavailable { throw PlayerError(unavailable) }
                 try await attempt(&machine, generation: &generation)
             } catch is CancellationError {
             } catch {

@@ -3,8 +3,11 @@ import MediaCache
 
 /// What the player and navigator report, one JSON line each in headless mode.
 public enum PlayerEvent: Sendable, Equatable {
-    /// A story begins loading: whose it is (nil when the playlist names no authors) and whether it was seen before.
-    case storyStart(index: Int, id: String, title: String, url: String, author: String?, seen: Bool)
+    /// A story begins loading: whose it is (nil when the playlist names no authors), whether it was seen before,
+    /// where it came from (`file`, `url`, `feed`, `page`) and when it was posted (feed items).
+    case storyStart(
+        index: Int, id: String, title: String, url: String, author: String?, seen: Bool, source: String,
+        published: Date?)
     /// A story was skipped (it reached maxViews).
     case skipped(index: Int, id: String, plays: Int, maxViews: Int)
     /// The first frame could be shown.
@@ -27,15 +30,21 @@ public enum PlayerEvent: Sendable, Equatable {
     case frame(id: String, timeMs: Int)
     /// Where the stories' sound goes (`output`, the device's name), or why there is none (`reason`).
     case sound(output: String?, reason: String?)
+    /// A followed source (or a feed or page named on the command line) was read before the run.
+    case refresh(RefreshReport)
+
+    nonisolated(unsafe) private static let isoDate = ISO8601DateFormatter()
 
     /// The event as a JSON object with an `event` field.
     public var json: [String: Any] {
         switch self {
-        case .storyStart(let index, let id, let title, let url, let author, let seen):
+        case .storyStart(let index, let id, let title, let url, let author, let seen, let source, let published):
             var json: [String: Any] = [
                 "event": "story_start", "index": index, "id": id, "title": title, "url": url, "seen": seen,
+                "source": source,
             ]
             if let author { json["author"] = author }
+            if let published { json["published"] = Self.isoDate.string(from: published) }
             return json
         case .skipped(let index, let id, let plays, let maxViews):
             return ["event": "skipped", "index": index, "id": id, "plays": plays, "maxViews": maxViews, "reason": "maxViews"]
@@ -59,6 +68,14 @@ public enum PlayerEvent: Sendable, Equatable {
             return ["event": "note", "id": id, "message": message]
         case .frame(let id, let timeMs):
             return ["event": "frame", "id": id, "timeMs": timeMs]
+        case .refresh(let report):
+            var json: [String: Any] = [
+                "event": "refresh", "url": report.url.absoluteString, "author": report.author,
+                "status": report.status.rawValue, "items": report.items, "stories": report.stories,
+                "ms": report.milliseconds,
+            ]
+            if let message = report.message { json["message"] = message }
+            return json
         case .sound(let output, let reason):
             var json: [String: Any] = ["event": "sound"]
             if let output { json["output"] = output }

@@ -9,6 +9,16 @@ public enum StorySource: Sendable, Equatable {
     case local(path: String, file: URL)
 }
 
+/// Where a story came from.
+public enum StoryOrigin: Sendable, Equatable {
+    /// Named by the source itself: a file or a URL (which one its `source` says).
+    case named
+    /// An item of a feed.
+    case feed
+    /// A web page resolved by an extractor.
+    case page
+}
+
 /// One story of a playlist.
 public struct Story: Sendable, Equatable, Identifiable {
     /// Unique within the playlist.
@@ -23,6 +33,17 @@ public struct Story: Sendable, Equatable, Identifiable {
     public var duration: Double?
     /// Whose story it is (nil: the playlist's own stories, not grouped by author).
     public var author: String?
+    /// When it was posted (a feed item's date), shown as its age.
+    public var published: Date?
+    /// Where it came from, as the headless `source` field says: `file`, `url`, `feed` or `page`.
+    public var origin: StoryOrigin = .named
+    /// What seen state and play counts are kept under when not the id and URL: a feed item's guid, which stays
+    /// while its media URL is signed anew on every refresh.
+    public var seenKey: String?
+    /// The cache key of its bytes when not its URL's (a page's media: the page URL and the format).
+    public var cacheKey: String?
+    /// Why it cannot play, when that was known before it started (a page no extractor could resolve).
+    public var unavailable: String?
 
     /// Creates a story.
     public init(
@@ -35,6 +56,17 @@ public struct Story: Sendable, Equatable, Identifiable {
         self.source = source
         self.maxViews = maxViews
         self.duration = duration
+    }
+
+    /// `file`, `url`, `feed` or `page`.
+    public var originName: String {
+        switch origin {
+        case .feed: return "feed"
+        case .page: return "page"
+        case .named:
+            if case .local = source { return "file" }
+            return "url"
+        }
     }
 
     /// The text of the `url` field as written in the playlist.

@@ -14,16 +14,33 @@ public struct StorySources: Sendable, Equatable {
     /// person chose these and their order, so a run starts at the first named, seen or not.
     public var namesStories = false
 
+    /// Sources read elsewhere (feeds, the people followed).
+    public init(playlist: Playlist, skipped: [String: Int], isJSONOnly: Bool) {
+        self.playlist = playlist
+        self.skipped = skipped
+        self.isJSONOnly = isJSONOnly
+    }
+
     /// One line saying what was passed over and why, nil when nothing was.
     public var skippedNote: String? { Self.note(skipped) }
 
     /// What `skipped` counts, in one line.
+    /// Feed items are counted under `item:` reasons (`item:older than 24 h`), files under the rest.
     static func note(_ skipped: [String: Int]) -> String? {
         guard !skipped.isEmpty else { return nil }
-        let total = skipped.values.reduce(0, +)
-        let reasons = skipped.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
-        return "skipped \(total) file\(total == 1 ? "" : "s") (\(reasons))"
+        func line(_ counts: [(key: String, value: Int)], _ noun: String) -> String? {
+            guard !counts.isEmpty else { return nil }
+            let total = counts.reduce(0) { $0 + $1.value }
+            let reasons = counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+            return "skipped \(total) \(noun)\(total == 1 ? "" : "s") (\(reasons))"
+        }
+        let items = skipped.filter { $0.key.hasPrefix(itemReason) }.map { (key: String($0.key.dropFirst(itemReason.count)), value: $0.value) }
+        let files = skipped.filter { !$0.key.hasPrefix(itemReason) }.map { (key: $0.key, value: $0.value) }
+        return [line(files, "file"), line(items, "feed item")].compactMap { $0 }.joined(separator: "; ")
     }
+
+    /// The prefix of the reasons feed items are passed over for.
+    public static let itemReason = "item:"
 
     /// Video and photo file extensions played as stories (what FFmpeg reads from phones and cameras).
     public static let mediaExtensions: Set<String> = [

@@ -25,13 +25,16 @@ public struct StoryRow: Sendable, Equatable {
     public var author: String?
     /// A file on this machine read from disk as it plays (not through the cache).
     public var isLocal: Bool
+    /// How long ago it was posted (`3 h ago`), for a feed item.
+    public var age: String?
 
     /// A row.
     public init(
         id: String, title: String, plays: Int = 0, maxViews: Int? = nil, eligible: Bool = true,
         contentLength: Int64? = nil, cachedBytes: Int64 = 0, preload: PreloadProgress? = nil, failed: Bool = false,
-        author: String? = nil, isLocal: Bool = false
+        author: String? = nil, isLocal: Bool = false, age: String? = nil
     ) {
+        self.age = age
         self.isLocal = isLocal
         self.author = author
         self.failed = failed

@@ -241,13 +241,15 @@ public final class StoryController: Sendable {
         }
         let preloads = session.preload?.preloader.progress ?? [:]
         var rows: [StoryRow] = []
+        let now = Date()
         for (i, story) in session.playlist.stories.enumerated() {
             let known = figures?.rows[i]
             rows.append(StoryRow(
                 id: story.id, title: story.title, plays: navigator.plays(i), maxViews: story.maxViews,
                 eligible: navigator.isEligible(i), contentLength: known?.length,
                 cachedBytes: known?.cached ?? 0, preload: preloads[keys[i]], failed: failing.contains(i),
-                author: story.author, isLocal: urls[i].isFileURL))
+                author: story.author, isLocal: urls[i].isFileURL,
+                age: story.published.map { AgeText.ago($0, now: now) }))
         }
         let metrics = session.loader.metrics
         let totals = SessionTotals(
@@ -313,7 +315,7 @@ public final class StoryController: Sendable {
         }
         emit(.storyStart(
             index: index, id: story.id, title: story.title, url: player.url.absoluteString, author: story.author,
-            seen: navigator.isSeen(index)))
+            seen: navigator.isSeen(index), source: story.originName, published: story.published))
         if let box = state.withLockedValue({ $0.pictureBox }) { player.setPictureBox(box) }
         // Decoded ahead: the story's first frame is on screen before its decoder has opened the file.
         if let frame = ahead.take(index, key: keys[index], box: decodeBox) { player.hold(frame) }

@@ -81,7 +81,7 @@ public final class StorySession: Sendable {
         { story in
             switch story.source {
             case .remote(let url):
-                return ResolvedSource(url: url, key: CacheKey(url: url))
+                return ResolvedSource(url: url, key: story.cacheKey.map { CacheKey(custom: $0) } ?? CacheKey(url: url))
             case .local(let path, let file):
                 let filePath = file.standardizedFileURL.path
                 guard let base = originBase else {
@@ -108,7 +108,8 @@ public final class StorySession: Sendable {
 
     /// The key a story's play count is stored under.
     public static func playKey(_ story: Story) -> CacheKey {
-        CacheKey(custom: "story-play\n\(story.id)\n\(story.urlText)")
+        if let seenKey = story.seenKey { return CacheKey(custom: "story-seen\n\(seenKey)") }
+        return CacheKey(custom: "story-play\n\(story.id)\n\(story.urlText)")
     }
 
     /// Play counts of every story, as persisted (all 0 without a `PlayCountStore`).
@@ -133,7 +134,7 @@ public final class StorySession: Sendable {
         return Player(
             loader: loader, url: source.url, cacheKey: source.key, storyID: story.id, clock: clock,
             configuration: configuration, fallbackDuration: story.duration, partKey: source.partKey,
-            throughput: throughput, sound: sound, muted: muted, onEvent: onEvent)
+            throughput: throughput, sound: sound, muted: muted, unavailable: story.unavailable, onEvent: onEvent)
     }
 
     /// Counts a view of story `index` in the persisted play counts (the controller calls it once per story and

@@ -1,0 +1,95 @@
+import Foundation
+import MediaCache
+
+/// How a followed source's refresh went.
+public enum RefreshStatus: String, Sendable, Equatable {
+    /// A new copy came from the origin.
+    case fresh
+    /// The origin said the cached copy is still its own (a 304, or a copy still fresh by its max-age).
+    case notModified = "not modified"
+    /// The origin could not be reached: the copy cached at the last refresh is used.
+    case offline
+    /// Nothing usable: the origin failed and nothing was cached, or the document could not be read.
+    case error
+}
+
+/// Fetches a small document (a feed, a page's head) through the cache, with its validators: the next refresh
+/// asks with If-None-Match/If-Modified-Since and a 304 costs no body; a `max-age` the origin gave is honoured
+/// (no request at all); an unreachable origin leaves the cached copy in service.
+public enum DocumentFetcher {
+    /// A fetched document.
+    public struct Document: Sendable {
+        /// Its bytes (at most the limit asked for).
+        public var data: Data
+        /// Its `Content-Type`, when the origin said.
+        public var contentType: String?
+        /// How the refresh went.
+        public var status: RefreshStatus
+        /// Why the origin could not be reached (for `offline`).
+        public var failure: String?
+    }
+
+    /// Fetches `url` whole, at most `limit` bytes, within `timeout`. Throws one sentence when nothing usable came.
+    public static func fetch(
+        _ url: URL, loader: MediaLoader, limit: Int = FeedParser.maximumBytes, timeout: Duration = .seconds(10)
+    ) async throws(FeedError) -> Document {
+        let key = CacheKey(url: url)
+        let before = loader.cached(key)
+        let result: Result<Document, FeedError> = await withTaskGroup(of: Result<Document, FeedError>?.self) { group in
+            group.addTask {
+                do throws(FeedError) {
+                    return .success(try await read(url, key: key, before: before, loader: loader, limit: limit, timeout: timeout))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first ?? .failure(FeedError("did not answer within \(timeout.components.seconds) s"))
+        }
+        return try result.get()
+    }
+
+    private static func read(
+        _ url: URL, key: CacheKey, before: ResourceInfo?, loader: MediaLoader, limit: Int, timeout: Duration
+    ) async throws(FeedError) -> Document {
+        await loader.validate(url: url, key: key, waitingAtMost: timeout)
+        let failure = loader.lastOriginFailure(for: key)
+        var data = Data()
+        let info: ContentInformation
+        do {
+            info = try await loader.contentInformation(for: url, key: key)
+            if let length = info.contentLength, length > Int64(limit) {
+                throw FeedError("is \(length >> 20) MB, more than a feed's \(limit >> 20) MB: it was not read")
+            }
+            for try await chunk in loader.load(LoadingRequest(url: url, cacheKey: key)) {
+                data.append(contentsOf: chunk.bytes)
+                if data.count > limit {
+                    throw FeedError("is more than a feed's \(limit >> 20) MB: it was not read")
+                }
+            }
+        } catch let error as FeedError {
+            throw error
+        } catch is CancellationError {
+            throw FeedError("did not answer in time")
+        } catch {
+            throw FeedError("\(error)")
+        }
+        let after = loader.cached(key)
+        let status: RefreshStatus
+        if let before, before.ranges.total > 0, failure != nil, before.metadata == after?.metadata {
+            status = .offline
+        } else if let before, let after, before.generation == after.generation, before.metadata == after.metadata,
+            before.ranges == after.ranges
+        {
+            status = .notModified
+        } else {
+            status = .fresh
+        }
+        return Document(data: data, contentType: info.contentType, status: status, failure: status == .offline ? failure : nil)
+    }
+}

@@ -1,0 +1,216 @@
+import Foundation
+
+/// Turns a web page into media URLs with yt-dlp (`yt-dlp -J`), as mpv's ytdl hook does: a video is one story, a
+/// playlist's entries are stories of its uploader.
+public struct PageResolver: Sendable {
+    /// One media file a page resolved to.
+    public struct Entry: Sendable, Equatable {
+        /// The media URL (often signed: it changes on every resolve).
+        public var url: URL
+        /// The extractor's id of the video.
+        public var id: String?
+        /// Its title.
+        public var title: String?
+        /// Who posted it.
+        public var uploader: String?
+        /// When it was posted.
+        public var published: Date?
+        /// The format chosen (part of the cache key: the same page in another format is other bytes).
+        public var formatID: String?
+        /// Headers the media requests must carry (`User-Agent`, `Referer`, cookies).
+        public var headers: [String: String]
+    }
+
+    /// What a page gave.
+    public struct Page: Sendable, Equatable {
+        /// The playlist's title or uploader, for a page of several videos.
+        public var uploader: String?
+        /// Its videos in order.
+        public var entries: [Entry]
+    }
+
+    /// The best single file with picture and sound no taller than 720 lines (a terminal's picture box needs no
+    /// more), else the best single file.
+    public static let defaultFormat = "best[vcodec!=none][acodec!=none][height<=?720]/best[height<=?720]/best"
+    /// How long yt-dlp is given for one page.
+    public static let timeout: TimeInterval = 30
+    /// The most of yt-dlp's output read.
+    static let outputLimit = 32 << 20
+
+    /// The yt-dlp program: a path, or a name looked up on PATH.
+    public var program: String
+    /// yt-dlp's `-f` format selector.
+    public var format: String
+    /// Seconds allowed per page.
+    public var timeout: TimeInterval
+
+    /// A resolver running `program` (default `yt-dlp` on PATH).
+    public init(program: String? = nil, format: String? = nil, timeout: TimeInterval = PageResolver.timeout) {
+        self.program = program ?? "yt-dlp"
+        self.format = format ?? Self.defaultFormat
+        self.timeout = timeout
+    }
+
+    /// The executable `program` names, nil when it is not there.
+    public func executable(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        if program.contains("/") { return FileManager.default.isExecutableFile(atPath: program) ? program : nil }
+        for folder in (environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":") {
+            let path = String(folder) + "/" + program
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return nil
+    }
+
+    /// Resolves `page`; throws one sentence when it cannot.
+    public func resolve(_ page: URL) async throws(FeedError) -> Page {
+        guard let executable = executable() else {
+            throw FeedError("opening web pages needs yt-dlp: install it with `pip install yt-dlp` (or set ytdlPath in the config)")
+        }
+        let run = await ChildRun.run(
+            executable, ["-J", "--no-warnings", "--no-progress", "--no-color", "-f", format, "--", page.absoluteString],
+            timeout: timeout, outputLimit: Self.outputLimit)
+        if run.timedOut { throw FeedError("yt-dlp did not answer within \(Int(timeout)) s") }
+        guard run.status == 0 else {
+            let last = run.errorText.split(whereSeparator: \.isNewline).last.map(String.init) ?? "exit status \(run.status)"
+            let reason = last.hasPrefix("ERROR: ") ? String(last.dropFirst(7)) : last
+            throw FeedError("yt-dlp could not read the page: \(String(reason.prefix(200)))")
+        }
+        return try Self.page(fromJSON: run.output)
+    }
+
+    /// Reads yt-dlp's `-J` output.
+    public static func page(fromJSON data: Data) throws(FeedError) -> Page {
+        guard let object = try? JSONSerialization.jsonObject(with: data), let root = object as? [String: Any] else {
+            throw FeedError("yt-dlp printed something other than its JSON")
+        }
+        if root["_type"] as? String == "playlist" {
+            let entries = (root["entries"] as? [Any] ?? []).compactMap { ($0 as? [String: Any]).flatMap(entry) }
+            guard !entries.isEmpty else { throw FeedError("the page lists no video yt-dlp can play") }
+            return Page(uploader: (root["uploader"] as? String) ?? (root["title"] as? String), entries: entries)
+        }
+        guard let single = entry(root) else { throw FeedError("yt-dlp found no playable file on the page") }
+        return Page(uploader: single.uploader, entries: [single])
+    }
+
+    private static func entry(_ info: [String: Any]) -> Entry? {
+        var format = info
+        if info["url"] == nil, let requested = info["requested_formats"] as? [[String: Any]], let first = requested.first {
+            format = first
+        }
+        guard let text = format["url"] as? String, let url = URL(string: text),
+            ["http", "https"].contains(url.scheme?.lowercased() ?? "")
+        else { return nil }
+        var headers: [String: String] = [:]
+        for (name, value) in format["http_headers"] as? [String: Any] ?? [:] {
+            if let value = value as? String { headers[name] = value }
+        }
+        let timestamp = (info["timestamp"] as? Double) ?? (info["timestamp"] as? Int).map(Double.init)
+        return Entry(
+            url: url, id: info["id"] as? String, title: info["title"] as? String,
+            uploader: (info["uploader"] as? String) ?? (info["channel"] as? String),
+            published: timestamp.map { Date(timeIntervalSince1970: $0) },
+            formatID: (format["format_id"] as? String) ?? (info["format_id"] as? String), headers: headers)
+    }
+}
+
+/// A child process run to its end with a time limit, its output read as it comes.
+enum ChildRun {
+    struct Outcome: Sendable {
+        var status: Int32
+        var output: Data
+        var errorText: String
+        var timedOut: Bool
+    }
+
+    static func run(_ executable: String, _ arguments: [String], timeout: TimeInterval, outputLimit: Int) async -> Outcome {
+        await withCheckedContinuation { (done: CheckedContinuation<Outcome, Never>) in
+            DispatchQueue.global(qos: .userInitiated).async {
+                done.resume(returning: runBlocking(executable, arguments, timeout: timeout, outputLimit: outputLimit))
+            }
+        }
+    }
+
+    /// Runs the child in a process group of its own, reading its output and error text as they come (neither
+    /// pipe fills and stops it) until it exits or the time is up: then the whole group is killed, so its own
+    /// children holding the pipes open never keep the caller waiting.
+    private static func runBlocking(_ executable: String, _ arguments: [String], timeout: TimeInterval, outputLimit: Int) -> Outcome {
+        var outputPipe: [Int32] = [0, 0]
+        var errorPipe: [Int32] = [0, 0]
+        guard pipe(&outputPipe) == 0 else { return Outcome(status: -1, output: Data(), errorText: "no pipe", timedOut: false) }
+        guard pipe(&errorPipe) == 0 else {
+            close(outputPipe[0])
+            close(outputPipe[1])
+            return Outcome(status: -1, output: Data(), errorText: "no pipe", timedOut: false)
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, outputPipe[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, errorPipe[1], 2)
+        for fd in outputPipe + errorPipe { posix_spawn_file_actions_addclose(&actions, fd) }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        posix_spawnattr_setpgroup(&attributes, 0)
+        var pid: pid_t = 0
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+        close(outputPipe[1])
+        close(errorPipe[1])
+        defer {
+            close(outputPipe[0])
+            close(errorPipe[0])
+        }
+        guard spawned == 0 else {
+            return Outcome(status: -1, output: Data(), errorText: "\(executable) could not be started", timedOut: false)
+        }
+        let deadline = Date().addingTimeInterval(timeout)
+        var data = Data()
+        var errorData = Data()
+        var open = [outputPipe[0], errorPipe[0]]
+        var timedOut = false
+        var status: Int32?
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while status == nil || !open.isEmpty {
+            let left = deadline.timeIntervalSinceNow
+            if left <= 0 {
+                timedOut = status == nil
+                break
+            }
+            var fds = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            let ready = poll(&fds, nfds_t(fds.count), Int32(min(left, 0.05) * 1000) + 1)
+            if ready < 0, errno != EINTR { break }
+            for entry in fds where entry.revents != 0 {
+                let count = read(entry.fd, &buffer, buffer.count)
+                if count <= 0 {
+                    open.removeAll { $0 == entry.fd }
+                } else if entry.fd == outputPipe[0] {
+                    if data.count < outputLimit { data.append(contentsOf: buffer[0..<min(count, outputLimit - data.count)]) }
+                } else if errorData.count < 65_536 {
+                    errorData.append(contentsOf: buffer[0..<count])
+                }
+            }
+            if status == nil {
+                var raw: Int32 = 0
+                if waitpid(pid, &raw, WNOHANG) == pid { status = raw }
+            } else if ready == 0 {
+                // Exited, and nothing more came: whatever still holds the pipes is not its answer.
+                break
+            }
+        }
+        // The group: the child and anything it started.
+        kill(-pid, SIGKILL)
+        if status == nil {
+            var raw: Int32 = 0
+            while waitpid(pid, &raw, 0) < 0, errno == EINTR {}
+            status = raw
+        }
+        let raw = status ?? 0
+        let exitStatus: Int32 = (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
+        return Outcome(
+            status: exitStatus, output: data, errorText: String(decoding: errorData, as: UTF8.self), timedOut: timedOut)
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import Testing
+
+@testable import StoryPlayer
+
+/// Feeds read by content: RSS 2.0 with enclosures and Media RSS, Atom, JSON Feed; and what is not a feed.
+@Suite struct FeedParserTests {
+    let base = URL(string: "https://example.social/@ana")!
+
+    static let rss = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/">
+          <channel>
+            <title>Ana</title>
+            <item>
+              <title>Beach</title><guid isPermaLink="false">ana-2</guid>
+              <pubDate>Sat, 28 Nov 2026 09:30:00 +0000</pubDate>
+              <enclosure url="https://cdn.example.com/beach.mp4?token=abc" type="video/mp4" length="1000"/>
+            </item>
+            <item>
+              <title><![CDATA[Cat & dog]]></title><guid>ana-1</guid>
+              <pubDate>Fri, 27 Nov 2026 20:00:00 GMT</pubDate>
+              <media:group><media:content url="/media/cat.jpg" medium="image"/></media:group>
+            </item>
+            <item><title>Words only</title><guid>ana-0</guid><pubDate>Fri, 27 Nov 2026 19:00:00 +0000</pubDate></item>
+          </channel>
+        </rss>
+        """
+
+    static let atom = """
+        <?xml version="1.0" encoding="utf-8"?>
+        <feed xmlns="http://www.w3.org/2005/Atom" xmlns:media="http://search.yahoo.com/mrss/">
+          <title>Ben's channel</title>
+          <entry>
+            <id>yt:video:abc</id><title>Skate</title><published>2026-11-28T08:00:00+00:00</published>
+            <link rel="alternate" href="https://video.example.com/watch?v=abc"/>
+            <media:group><media:content url="https://video.example.com/v/abc" type="application/x-shockwave-flash"/></media:group>
+          </entry>
+          <entry>
+            <id>tag:ben,2026:2</id><title>Clip</title><updated>2026-11-28T07:00:00.500Z</updated>
+            <link rel="enclosure" href="clips/2.webm" type="video/webm"/>
+          </entry>
+        </feed>
+        """
+
+    static let jsonFeed = """
+        {"version": "https://jsonfeed.org/version/1.1", "title": "Cleo",
+         "items": [{"id": "c1", "title": "Run", "date_published": "2026-11-28T06:00:00Z",
+                    "attachments": [{"url": "https://cdn.example.com/run.mp4", "mime_type": "video/mp4"}]},
+                   {"id": 2, "content_text": "no media"}]}
+        """
+
+    @Test func rssWithEnclosuresAndMediaRSS() throws {
+        let feed = try FeedParser.parse(Data(Self.rss.utf8), url: base)
+        #expect(feed.kind == .rss)
+        #expect(feed.title == "Ana")
+        #expect(feed.items.map(\.id) == ["ana-2", "ana-1", "ana-0"])
+        #expect(feed.items[0].media == [FeedMedia(url: "https://cdn.example.com/beach.mp4?token=abc", type: "video/mp4", medium: nil)])
+        #expect(feed.items[1].title == "Cat & dog")
+        #expect(feed.items[1].media.first?.url == "https://example.social/media/cat.jpg")
+        #expect(feed.items[1].media.first?.role == .image)
+        #expect(feed.items[0].published == ISO8601DateFormatter().date(from: "2026-11-28T09:30:00Z"))
+        #expect(feed.items[1].published == ISO8601DateFormatter().date(from: "2026-11-27T20:00:00Z"))
+        #expect(feed.items[2].media.isEmpty)
+    }
+
+    @Test func atomWithEnclosureLinksAndPages() throws {
+        let feed = try FeedParser.parse(Data(Self.atom.utf8), url: URL(string: "https://video.example.com/feeds/ben.xml")!)
+        #expect(feed.kind == .atom)
+        #expect(feed.title == "Ben's channel")
+        #expect(feed.items.map(\.id) == ["yt:video:abc", "tag:ben,2026:2"])
+        #expect(feed.items[0].link?.absoluteString == "https://video.example.com/watch?v=abc")
+        #expect(feed.items[0].media.first?.role == .page)
+        #expect(feed.items[1].media.first?.url == "https://video.example.com/feeds/clips/2.webm")
+        #expect(feed.items[1].published == ISO8601DateFormatter().date(from: "2026-11-28T07:00:00Z")?.addingTimeInterval(0.5))
+    }
+
+    @Test func jsonFeedAttachments() throws {
+        let feed = try FeedParser.parse(Data(Self.jsonFeed.utf8), url: base)
+        #expect(feed.kind == .jsonFeed)
+        #expect(feed.title == "Cleo")
+        #expect(feed.items.map(\.id) == ["c1", "2"])
+        #expect(feed.items[0].media.first?.role == .video)
+    }
+
+    @Test func documentsAreKnownByTheirContentNotTheirName() {
+        func kind(_ text: String, _ type: String? = nil) -> FeedParser.DocumentKind {
+            FeedParser.kind(of: Array(text.utf8), contentType: type)
+        }
+        #expect(kind(Self.rss) == .feed)
+        #expect(kind("\u{FEFF}  <!-- hi -->\n" + Self.atom) == .feed)
+        #expect(kind(Self.jsonFeed) == .feed)
+        #expect(kind("<!DOCTYPE html><html><body><video src=a.mp4></video></body></html>") == .page)
+        #expect(kind("<html lang=en>") == .page)
+        #expect(kind("#EXTM3U\n#EXT-X-VERSION:3\n") == .hls)
+        #expect(kind("\u{0}\u{0}\u{0}\u{18}ftypisom") == .media)
+        #expect(kind("{\"a\": 1}") == .media)
+        #expect(kind("plain words", "text/html; charset=utf-8") == .page)
+    }
+
+    @Test(arguments: [
+        ("<rss><channel><item><title>a</title>", "no items: not well-formed"),
+        ("<?xml version=\"1.0\"?><!DOCTYPE rss [<!ENTITY a \"aaaaaaaaaa\"><!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;\">]><rss><channel><title>&b;</title></channel></rss>", "entities"),
+        ("<?xml version=\"1.0\"?><!DOCTYPE rss [<!ENTITY x SYSTEM \"file:///etc/passwd\">]><rss><channel><title>&x;</title></channel></rss>", "entities"),
+        ("{\"version\": \"https://jsonfeed.org/version/1\", \"items\": 7}", "no items list"),
+        ("<svg/>", "not a feed"),
+    ])
+    func badFeedsFailInOneSentence(text: String, why: String) {
+        #expect(throws: FeedError.self, "\(why)") { try FeedParser.parse(Data(text.utf8), url: base) }
+    }
+
+    @Test func anEntityBombAndALocalFileAreNeverRead() throws {
+        var bomb = "<?xml version=\"1.0\"?><!DOCTYPE lolz [<!ENTITY lol \"lol\">"
+        for level in 1...9 {
+            bomb += "<!ENTITY lol\(level) \"" + String(repeating: "&lol\(level == 1 ? "" : String(level - 1));", count: 10) + "\">"
+        }
+        bomb += "]><rss><channel><title>&lol9;</title></channel></rss>"
+        do throws(FeedError) {
+            _ = try FeedParser.parse(Data(bomb.utf8), url: base)
+            Issue.record("an entity bomb was read")
+        } catch {
+            #expect(error.message == "declares XML entities, which feeds never need; it was not read")
+        }
+    }
+
+    @Test func aHugeFeedIsRefusedAndTenThousandItemsAreBounded() throws {
+        let huge = Data(("<rss><channel>" + String(repeating: " ", count: FeedParser.maximumBytes)).utf8)
+        #expect(throws: FeedError.self) { try FeedParser.parse(huge, url: base) }
+        var many = "<rss><channel><title>Many</title>"
+        for i in 0..<10_000 {
+            many += "<item><guid>i\(i)</guid><pubDate>Sat, 28 Nov 2026 09:00:00 +0000</pubDate><enclosure url=\"https://cdn.example.com/\(i).mp4\" type=\"video/mp4\"/></item>"
+        }
+        many += "</channel></rss>"
+        let feed = try FeedParser.parse(Data(many.utf8), url: base)
+        #expect(feed.items.count == 10_000)
+        let now = try #require(ISO8601DateFormatter().date(from: "2026-11-28T12:00:00Z"))
+        let result = FeedStories.stories(of: feed, from: base, author: "Many", since: nil, now: now)
+        #expect(result.stories.count == FeedStories.maximumStories)
+        #expect(result.skipped["beyond the newest 100"] == 10_000 - FeedStories.maximumStories)
+    }
+}
