@@ -128,7 +128,7 @@ struct CacheCommand: AsyncParsableCommand {
                 let parsed = try url.map { try CLIURL.parse($0, context: "cache clear") }
                 let store = try cache.openStore()
                 if let parsed {
-                    let removed = try store.remove(key: CacheKey(url: parsed))
+                    let removed = try store.remove(key: CacheKey(url: parsed, rule: try FollowSettings.read().keyRule))
                     let shown = OriginURL.withoutCredentials(parsed).absoluteString
                     print(removed ? "removed \(shown)" : "not cached: \(shown)")
                 } else {

@@ -33,6 +33,7 @@ struct FetchCommand: AsyncParsableCommand {
                         + "or --output - to write it here anyway)", exitCode: 2)
             }
             let origin = try CLIURL.parse(url, context: "fetch")
+            let key = CacheKey(url: origin, rule: try FollowSettings.read().keyRule)
             let byteRange = try range.map { try ByteRangeArgument.parse($0) }
             let store = try cache.openStore(budgets: budgets)
             let log = try eventLog.map { path in
@@ -46,7 +47,7 @@ struct FetchCommand: AsyncParsableCommand {
             let loader = MediaLoader(store: store, configuration: configuration, eventLog: log, logger: CLILogging.logger())
             var failure: Error?
             do {
-                try await write(loader: loader, origin: origin, range: byteRange)
+                try await write(loader: loader, origin: origin, key: key, range: byteRange)
             } catch {
                 failure = error
             }
@@ -64,14 +65,14 @@ struct FetchCommand: AsyncParsableCommand {
     /// How often one fetch into a file starts over because the resource changed at the origin mid-transfer.
     static let maxStartsOver = 2
 
-    private func write(loader: MediaLoader, origin: URL, range: ByteRangeArgument?) async throws {
+    private func write(loader: MediaLoader, origin: URL, key: CacheKey, range: ByteRangeArgument?) async throws {
         let sink = try FetchOutput(path: output)
         var startsOver = 0
         while true {
             do {
                 // A one-shot download wants the current version from its first byte: check a cached copy first.
-                await loader.validate(url: origin)
-                for try await chunk in loader.load(try await request(loader: loader, origin: origin, range: range)) {
+                await loader.validate(url: origin, key: key)
+                for try await chunk in loader.load(try await request(loader: loader, origin: origin, key: key, range: range)) {
                     try sink.write(chunk.bytes)
                 }
                 try sink.commit()
@@ -91,8 +92,8 @@ struct FetchCommand: AsyncParsableCommand {
     }
 
     /// The loader request for `range` (a suffix needs the current length).
-    private func request(loader: MediaLoader, origin: URL, range: ByteRangeArgument?) async throws -> LoadingRequest {
-        var request = LoadingRequest(url: origin)
+    private func request(loader: MediaLoader, origin: URL, key: CacheKey, range: ByteRangeArgument?) async throws -> LoadingRequest {
+        var request = LoadingRequest(url: origin, cacheKey: key)
         guard let range else { return request }
         switch range {
         case .closed(let first, let last):
@@ -101,7 +102,7 @@ struct FetchCommand: AsyncParsableCommand {
         case .from(let first):
             request.requestedOffset = first
         case .suffix(let count):
-            let info = try await loader.contentInformation(for: origin)
+            let info = try await loader.contentInformation(for: origin, key: key)
             guard let length = info.contentLength else {
                 throw CLIFailure(message: "fetch: --range -\(count) needs a known length; the origin sent none", exitCode: 1)
             }

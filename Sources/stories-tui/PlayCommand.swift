@@ -155,7 +155,7 @@ struct PlayCommand: AsyncParsableCommand {
                 output = SoundOutput { () throws(SoundError) -> any SoundSink in try SystemSoundSink(backend: backend) }
             }
             let session = StorySession(
-                playlist: list, loader: loader, resolve: StorySession.resolver(originBase: origin?.baseURL),
+                playlist: list, loader: loader, resolve: StorySession.resolver(originBase: origin?.baseURL, keyRule: settings.keyRule),
                 clock: RealPlaybackClock(speed: speed), configuration: player, showAll: all,
                 preload: noPreload ? nil : PreloadPolicy(),
                 playCounts: playCounts,

@@ -57,7 +57,11 @@ struct PrefetchCommand: AsyncParsableCommand {
         try await reportingFailures {
             guard !urls.isEmpty else { throw CLIFailure(message: "prefetch: give at least one URL", exitCode: 2) }
             let amount = try amount()
-            let targets = try urls.map { PreloadTarget(url: try CLIURL.parse($0, context: "prefetch"), amount: amount) }
+            let rule = try FollowSettings.read().keyRule
+            let targets = try urls.map { text in
+                let url = try CLIURL.parse(text, context: "prefetch")
+                return PreloadTarget(url: url, key: CacheKey(url: url, rule: rule), amount: amount)
+            }
             let store = try cache.openStore(budgets: budgets)
             let loader = MediaLoader(store: store, configuration: LoaderDefaults.configuration, logger: CLILogging.logger())
             var configuration = PreloadConfiguration()

@@ -52,13 +52,14 @@ struct ServeCommand: AsyncParsableCommand {
             }
             var logger = CLILogging.logger()
             if quiet { logger.logLevel = .error }
+            let keyRule = try FollowSettings.read().keyRule
             let store = try cache.openStore(budgets: budgets)
             let loader = MediaLoader(store: store, configuration: LoaderDefaults.configuration, logger: logger)
             let proxy: ProxyServer
             do {
                 let chosen = try token ?? ProxyTokenFile.token(in: store.directory, readOnly: store.isReadOnly)
                 proxy = try await ProxyServer(
-                    loader: loader, port: port, token: chosen, logger: logger,
+                    loader: loader, port: port, token: chosen, keyRule: keyRule, logger: logger,
                     onAccess: onAccess)
             } catch {
                 await loader.shutdown()

@@ -77,11 +77,12 @@ public final class StorySession: Sendable {
     /// path relative to a JSON playlist is served at that path (the origin's root is the playlist's folder), any
     /// other file at its own absolute path (the origin serves its folder there). Without an origin, local files
     /// are `file:` URLs, which the loader reads straight from disk (nothing is cached).
-    public static func resolver(originBase: URL?) -> @Sendable (Story) -> ResolvedSource {
+    /// Remote URLs are keyed under `keyRule` (which query parameters name no bytes), unless the story names its key.
+    public static func resolver(originBase: URL?, keyRule: CacheKeyRule = .standard) -> @Sendable (Story) -> ResolvedSource {
         { story in
             switch story.source {
             case .remote(let url):
-                return ResolvedSource(url: url, key: story.cacheKey.map { CacheKey(custom: $0) } ?? CacheKey(url: url))
+                return ResolvedSource(url: url, key: story.cacheKey.map { CacheKey(custom: $0) } ?? CacheKey(url: url, rule: keyRule))
             case .local(let path, let file):
                 let filePath = file.standardizedFileURL.path
                 guard let base = originBase else {
