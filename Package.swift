@@ -93,6 +93,9 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
+        // Stories from what people publish: feeds (RSS, Atom, JSON Feed), pages through yt-dlp, the list of
+        // people followed; above the story model, below the command line.
+        .target(name: "Following", dependencies: ["StoryPlayer", "MediaCache"]),
         .systemLibrary(
             name: "CNcurses",
             providers: [.apt(["libncurses-dev"])]
@@ -111,6 +114,7 @@ let package = Package(
                 "MediaCache",
                 "MediaOrigin",
                 "StoryPlayer",
+                "Following",
                 "MediaProxy",
                 "StoriesUI",
                 "Terminal",
@@ -164,6 +168,10 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
+        ),
+        .testTarget(
+            name: "FollowingTests",
+            dependencies: ["Following", "StoryPlayer", "MediaCache", "MediaOrigin", "MediaTestSupport"]
         ),
         .testTarget(
             name: "StoryPlayerTests",

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Following
 import Foundation
 import MediaCache
 import StoryPlayer

@@ -14,7 +14,11 @@ struct PlayCommand: AsyncParsableCommand {
             Sources: a JSON playlist; a folder (its videos and photos in name order, IMG_2 before IMG_10; each \
             subfolder one author, named after it); video and photo files; HLS playlists (.m3u8); http(s) URLs; \
             M3U lists of files or URLs (#EXTINF titles). Files that are not media are skipped with one line \
-            saying how many.
+            saying how many. A URL that is not a media file is read by its first bytes: an RSS, Atom or JSON \
+            feed is one author's stories (--since: the last 24h by default, or 3d, all), a web page is resolved \
+            by yt-dlp (on PATH, or ytdlPath in the config). With no source, everything followed (stories-tui \
+            follow add URL) is refreshed at once and played, authors with unseen stories first; a feed that \
+            cannot be reached plays its last copy, marked OFFLINE.
 
             Stories are grouped by author (a folder's subfolders, or a JSON playlist's "authors"): left/right move \
             within the author and on to its neighbours, up/down jump to the previous or next author's first \
@@ -56,7 +60,8 @@ struct PlayCommand: AsyncParsableCommand {
             of the session, --mute starts muted. While sound is heard the picture follows it; with no sound \
             server or device, or at a --speed other than 1, stories play silent and the cache pane says why.
 
-            With --headless, one JSON object per line per event: story_start, first_frame (startupMs, cache), \
+            With --headless, one JSON object per line per event: refresh (one per feed or page read), \
+            story_start (with source and published), first_frame (startupMs, cache), \
             stall, stall_end, story_end (playCount, stalls, stallMs, framesShown, framesDropped, framesSkipped), skipped, error, \
             playlist_end, and sound (output: where sound goes, or reason: why there is none); with --frame-events also frame (timeMs: the picture now shown). Each has t (seconds since \
             the run started) and monotonic (the same moment on CLOCK_MONOTONIC), to line events up with a recording.

@@ -1,3 +1,4 @@
+import Following
 import Foundation
 import MediaCache
 import StoryPlayer

@@ -83,7 +83,9 @@ import Testing
         #expect(offline.status == 0, "\(offline.stderr)")
         #expect(Self.events(offline.text, "refresh").first?["status"] as? String == "offline", "\(offline.text)")
         #expect(offline.stderr.contains("Ana: OFFLINE"), "\(offline.stderr)")
-        #expect(Self.events(offline.text, "first_frame").first?["cache"] as? String == "HIT", "\(offline.text)")
+        // From the cache: HIT, or OFFLINE once the check against the origin has failed.
+        let outcome = Self.events(offline.text, "first_frame").first?["cache"] as? String
+        #expect(outcome == "HIT" || outcome == "OFFLINE", "\(offline.text)")
 
         let removed = try await CLI.run(["follow", "rm", "ana"], environment: environment)
         #expect(removed.text == "stopped following Ana\n", "\(removed.text)")

@@ -42,6 +42,9 @@ public struct StorySources: Sendable, Equatable {
     /// The prefix of the reasons feed items are passed over for.
     public static let itemReason = "item:"
 
+    /// A URL's last path component, or its host: a story's title when nothing else names it.
+    public static func name(of url: URL) -> String { Reader.name(of: url) }
+
     /// Video and photo file extensions played as stories (what FFmpeg reads from phones and cameras).
     public static let mediaExtensions: Set<String> = [
         "mp4", "m4v", "mov", "webm", "mkv", "avi", "3gp", "3g2", "ts", "mts", "m2ts", "mpg", "mpeg", "ogv", "flv",

@@ -2,7 +2,8 @@ import Foundation
 import MediaTestSupport
 import Testing
 
-@testable import StoryPlayer
+@testable import Following
+import StoryPlayer
 
 /// Pages through yt-dlp, with a stand-in that prints canned answers: a video, a playlist, and every way it fails.
 @Suite struct PageResolverTests {
@@ -10,8 +11,14 @@ import Testing
     static func standIn(_ body: String, in scratch: TemporaryDirectory) throws -> String {
         try FileManager.default.createDirectory(at: scratch.url, withIntermediateDirectories: true)
         let path = scratch.url.appendingPathComponent("yt-dlp").path
-        try Data(("#!/bin/sh\n" + body + "\n").utf8).write(to: URL(fileURLWithPath: path))
-        chmod(path, 0o755)
+        // Written through a descriptor closed on exec: a process another test starts meanwhile must not keep it
+        // open for writing (running a file open for writing fails: "text file busy").
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+        guard fd >= 0 else { throw CocoaError(.fileWriteUnknown) }
+        let text = Array(("#!/bin/sh\n" + body + "\n").utf8)
+        let written = text.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        guard written == text.count else { throw CocoaError(.fileWriteUnknown) }
         return path
     }
 

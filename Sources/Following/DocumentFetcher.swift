@@ -1,17 +1,6 @@
 import Foundation
 import MediaCache
-
-/// How a followed source's refresh went.
-public enum RefreshStatus: String, Sendable, Equatable {
-    /// A new copy came from the origin.
-    case fresh
-    /// The origin said the cached copy is still its own (a 304, or a copy still fresh by its max-age).
-    case notModified = "not modified"
-    /// The origin could not be reached: the copy cached at the last refresh is used.
-    case offline
-    /// Nothing usable: the origin failed and nothing was cached, or the document could not be read.
-    case error
-}
+import StoryPlayer
 
 /// Fetches a small document (a feed, a page's head) through the cache, with its validators: the next refresh
 /// asks with If-None-Match/If-Modified-Since and a 304 costs no body; a `max-age` the origin gave is honoured

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import StoryPlayer
+@testable import Following
+import StoryPlayer
 
 /// Feeds read by content: RSS 2.0 with enclosures and Media RSS, Atom, JSON Feed; and what is not a feed.
 @Suite struct FeedParserTests {

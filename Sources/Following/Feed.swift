@@ -1,4 +1,5 @@
 import Foundation
+import StoryPlayer
 
 /// A feed a person follows, as read: RSS 2.0 (with enclosures or Media RSS), Atom or JSON Feed.
 public struct Feed: Sendable, Equatable {

@@ -4,7 +4,8 @@ import MediaOrigin
 import MediaTestSupport
 import Testing
 
-@testable import StoryPlayer
+@testable import Following
+import StoryPlayer
 
 /// Feeds as an author's stories, refreshed through the cache with their validators, and the people followed
 /// read together.

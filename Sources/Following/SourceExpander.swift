@@ -1,5 +1,6 @@
 import Foundation
 import MediaCache
+import StoryPlayer
 
 /// A source a person follows: a feed or a page, under the name they gave it (else the feed's title).
 public struct FollowedSource: Sendable, Equatable {
@@ -13,24 +14,6 @@ public struct FollowedSource: Sendable, Equatable {
         self.name = name
         self.url = url
     }
-}
-
-/// How one source's refresh went (a headless `refresh` event, a line of `follow ls`).
-public struct RefreshReport: Sendable, Equatable {
-    /// The source's URL.
-    public var url: URL
-    /// The author its stories are shown under.
-    public var author: String
-    /// fresh, not modified, offline or error.
-    public var status: RefreshStatus
-    /// Its items (all of them, played or not).
-    public var items: Int
-    /// Its stories within the time asked for.
-    public var stories: Int
-    /// Milliseconds the refresh took.
-    public var milliseconds: Int
-    /// What went wrong (error), or why the cached copy is used (offline).
-    public var message: String?
 }
 
 /// Feeds and pages read into stories: URLs named on the command line that turn out to be feeds or pages, and the

@@ -2,7 +2,8 @@ import Foundation
 import MediaTestSupport
 import Testing
 
-@testable import StoryPlayer
+@testable import Following
+import StoryPlayer
 
 /// The list of people followed, as OPML: written, read back, and imported from what feed readers export.
 @Suite struct FollowListTests {

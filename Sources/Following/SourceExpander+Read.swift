@@ -1,4 +1,5 @@
 import Foundation
+import StoryPlayer
 import MediaCache
 
 extension SourceExpander {
@@ -85,7 +86,7 @@ extension SourceExpander {
         for entry in page.entries {
             var story = Story(
                 id: entry.id.map { "page\n\(url.absoluteString)\n\($0)" } ?? entry.url.absoluteString,
-                title: entry.title ?? StorySources.Reader.name(of: url), source: .remote(entry.url), author: author)
+                title: entry.title ?? StorySources.name(of: url), source: .remote(entry.url), author: author)
             story.origin = .page
             story.published = entry.published
             story.seenKey = story.id

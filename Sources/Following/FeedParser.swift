@@ -1,4 +1,5 @@
 import Foundation
+import StoryPlayer
 
 #if canImport(FoundationXML)
     import FoundationXML

@@ -1,4 +1,5 @@
 import Foundation
+import StoryPlayer
 
 /// A feed's items as one author's stories: those with a video or photo (or a page an extractor may resolve)
 /// within the time asked for, oldest first as Instagram orders them.
@@ -46,7 +47,7 @@ public enum FeedStories {
                 continue
             }
             var story = Story(
-                id: item.id, title: item.title.map(Self.oneLine) ?? StorySources.Reader.name(of: url), source: .remote(url),
+                id: item.id, title: item.title.map(Self.oneLine) ?? StorySources.name(of: url), source: .remote(url),
                 author: author)
             story.published = item.published
             story.origin = page == nil ? .feed : .page
@@ -122,17 +123,5 @@ public enum SinceOption {
         if seconds.truncatingRemainder(dividingBy: 86_400) == 0, seconds >= 172_800 { return "\(Int(seconds / 86_400)) d" }
         if seconds.truncatingRemainder(dividingBy: 3600) == 0 { return "\(Int(seconds / 3600)) h" }
         return "\(Int(seconds / 60)) min"
-    }
-}
-
-/// Ages as a person says them: `just now`, `5 min ago`, `3 h ago`, `2 d ago`.
-public enum AgeText {
-    /// How long before `now` `date` was.
-    public static func ago(_ date: Date, now: Date) -> String {
-        let seconds = max(0, now.timeIntervalSince(date))
-        if seconds < 60 { return "just now" }
-        if seconds < 3600 { return "\(Int(seconds / 60)) min ago" }
-        if seconds < 86_400 { return "\(Int(seconds / 3600)) h ago" }
-        return "\(Int(seconds / 86_400)) d ago"
     }
 }
