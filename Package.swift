@@ -135,7 +135,10 @@ let package = Package(
         // `swift run -c release stories-bench`: next-story startup and stalls with and without preloading.
         .executableTarget(
             name: "stories-bench",
-            dependencies: ["MediaCache", "MediaOrigin", "StoryPlayer", "StoriesUI", "Terminal", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]
+            dependencies: [
+                "MediaCache", "MediaOrigin", "StoryPlayer", "Following", "StoriesUI", "Terminal",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
         ),
         // The parsers of outside input under libFuzzer (`.ci/fuzz`); built normally it replays Fuzz/corpus.
         .executableTarget(

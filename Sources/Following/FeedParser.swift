@@ -90,28 +90,48 @@ public enum FeedParser {
     public static func date(_ text: String) -> Date? {
         let text = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { return nil }
-        for formatter in isoFormatters { if let date = formatter.date(from: text) { return date } }
-        for format in rfc822Formats {
+        return DateFormats.shared.date(text)
+    }
+}
+
+/// The date formats of feeds, made once (a formatter costs far more to make than to use) and used one caller at
+/// a time (feeds are read side by side).
+final class DateFormats: @unchecked Sendable {
+    static let shared = DateFormats()
+
+    private let lock = NSLock()
+    private let iso: [ISO8601DateFormatter]
+    private let rfc822: [DateFormatter]
+
+    private init() {
+        let plain = ISO8601DateFormatter()
+        let fractional = ISO8601DateFormatter()
+        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        iso = [plain, fractional]
+        rfc822 = [
+            "EEE, d MMM yyyy HH:mm:ss Z", "EEE, d MMM yyyy HH:mm:ss zzz", "d MMM yyyy HH:mm:ss Z",
+            "EEE, d MMM yyyy HH:mm Z", "EEE, d MMM yyyy HH:mm:ss", "yyyy-MM-dd HH:mm:ss Z", "yyyy-MM-dd",
+        ].map { format in
             let formatter = DateFormatter()
             formatter.locale = Locale(identifier: "en_US_POSIX")
             formatter.timeZone = TimeZone(identifier: "GMT")
             formatter.dateFormat = format
-            if let date = formatter.date(from: text) { return date }
+            return formatter
         }
-        return nil
     }
 
-    private static let rfc822Formats = [
-        "EEE, d MMM yyyy HH:mm:ss Z", "EEE, d MMM yyyy HH:mm:ss zzz", "d MMM yyyy HH:mm:ss Z", "EEE, d MMM yyyy HH:mm Z",
-        "EEE, d MMM yyyy HH:mm:ss", "yyyy-MM-dd HH:mm:ss Z", "yyyy-MM-dd",
-    ]
-
-    private nonisolated(unsafe) static let isoFormatters: [ISO8601DateFormatter] = {
-        let plain = ISO8601DateFormatter()
-        let fractional = ISO8601DateFormatter()
-        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return [plain, fractional]
-    }()
+    /// The first format that reads `text`.
+    func date(_ text: String) -> Date? {
+        lock.withLock {
+            // An RSS date starts with a weekday or a day; an ISO one with a year.
+            let formatters: [Formatter] = text.first?.isLetter == true ? rfc822 + iso : iso + rfc822
+            for formatter in formatters {
+                if let iso = formatter as? ISO8601DateFormatter, let date = iso.date(from: text) { return date }
+                if let rfc = formatter as? DateFormatter, let date = rfc.date(from: text) { return date }
+            }
+            return nil
+        }
+    }
 }
 
 /// JSON Feed 1.0 and 1.1: `items` with `attachments`, `image` and `banner_image`.

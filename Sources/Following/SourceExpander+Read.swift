@@ -38,8 +38,9 @@ extension SourceExpander {
             }
         }
         var document: DocumentFetcher.Document
+        let before = DocumentFetcher.cachedCopy(of: url, loader: loader)
         do {
-            document = try await DocumentFetcher.fetch(url, loader: loader)
+            document = try await DocumentFetcher.fetch(url, loader: loader, waitingForCheck: !cachedFirst || sniffing)
             if !cachedBefore, document.status == .notModified { document.status = .fresh }
         } catch {
             return failed(url, author: name ?? Self.host(url), error.message, started: started)
@@ -64,6 +65,7 @@ extension SourceExpander {
         var result = FeedStories.stories(of: feed, from: url, author: author, since: since, now: now)
         result.stories = await resolvePages(in: result.stories)
         var read = SourceRead(stories: result.stories, skipped: result.skipped)
+        if document.checkPending { read.pendingCheck = before }
         if document.status == .offline {
             read.note = "\(author): OFFLINE, showing the stories cached at the last refresh (\(document.failure ?? "the origin could not be reached"))"
         }

@@ -29,6 +29,12 @@ public struct SourceExpander: Sendable {
         public var notes: [String]
         /// One report per feed or page read.
         public var refreshes: [RefreshReport]
+        /// Feeds read from their cached copies while their checks against the origin run: the index of the
+        /// report, and the copy as it was (see `settle`).
+        var pending: [(report: Int, before: ResourceInfo)] = []
+
+        /// True while some feed's check against the origin is still running.
+        public var hasPendingChecks: Bool { !pending.isEmpty }
     }
 
     let loader: MediaLoader
@@ -38,13 +44,18 @@ public struct SourceExpander: Sendable {
     let now: Date
     /// Sources read at once.
     let concurrency: Int
+    /// Followed feeds with a whole cached copy are read from it at once, their checks running beside.
+    let cachedFirst: Bool
 
     /// An expander reading through `loader`, resolving pages with `pages`, keeping items of the last `since`
-    /// seconds before `now`.
+    /// seconds before `now`, reading `concurrency` sources at once. With `cachedFirst`, a followed feed cached
+    /// whole plays from that copy without waiting for the origin (a reopened app shows its stories at once);
+    /// `settle` says what the checks found, and posts they find show at the next open.
     public init(
         loader: MediaLoader, pages: PageResolver = PageResolver(), since: TimeInterval? = SinceOption.defaultSeconds,
-        now: Date = Date(), concurrency: Int = 8
+        now: Date = Date(), concurrency: Int = 16, cachedFirst: Bool = false
     ) {
+        self.cachedFirst = cachedFirst
         self.loader = loader
         self.pages = pages
         self.since = since
@@ -86,20 +97,57 @@ public struct SourceExpander: Sendable {
         progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in }
     ) async -> Expansion {
         let reads = await readAll(sources.map { ($0.url, $0.name) }, sniffing: false, progress: progress)
-        let ordered = reads.enumerated().sorted { a, b in
-            let (x, y) = (a.element.stories, b.element.stories)
-            let unseenX = x.contains { !isSeen($0) }
-            let unseenY = y.contains { !isSeen($0) }
-            if unseenX != unseenY { return unseenX }
-            let newestX = x.compactMap(\.published).max() ?? .distantPast
-            let newestY = y.compactMap(\.published).max() ?? .distantPast
-            return newestX == newestY ? a.offset < b.offset : newestX > newestY
-        }
+        let order = Self.order(reads.map(\.stories), isSeen: isSeen)
         var expansion = Expansion(stories: [], skipped: [:], notes: [], refreshes: [])
-        for (_, read) in ordered { expansion.absorb(read) }
+        for index in order { expansion.absorb(reads[index]) }
         // Reports in the order followed.
-        expansion.refreshes = reads.compactMap(\.report)
+        expansion.refreshes = []
+        for read in reads {
+            guard let report = read.report else { continue }
+            if let before = read.pendingCheck { expansion.pending.append((expansion.refreshes.count, before)) }
+            expansion.refreshes.append(report)
+        }
         return expansion
+    }
+
+    /// The order authors play in, as indices of `authors` (each one's stories): those with stories not seen yet
+    /// first, the most recently posted first, then the rest the same way; ties keep the order followed.
+    public static func order(_ authors: [[Story]], isSeen: (Story) -> Bool) -> [Int] {
+        let newest = authors.map { $0.compactMap(\.published).max() ?? .distantPast }
+        let unseen = authors.map { $0.contains { !isSeen($0) } }
+        return authors.indices.sorted { a, b in
+            if unseen[a] != unseen[b] { return unseen[a] }
+            return newest[a] == newest[b] ? a < b : newest[a] > newest[b]
+        }
+    }
+
+    /// The reports once every check of a copy read at once is over (the others as they were), and one note per
+    /// feed found offline.
+    public func settle(_ expansion: Expansion) async -> (reports: [RefreshReport], notes: [String]) {
+        var reports = expansion.refreshes
+        var notes: [String] = []
+        await withTaskGroup(of: (Int, RefreshStatus, String?).self) { group in
+            for (index, before) in expansion.pending {
+                let url = reports[index].url
+                group.addTask {
+                    let (status, failure) = await DocumentFetcher.settle(url, before: before, loader: loader)
+                    return (index, status, failure)
+                }
+            }
+            for await (index, status, failure) in group {
+                reports[index].status = status
+                switch status {
+                case .offline:
+                    reports[index].message = failure
+                    notes.append("\(reports[index].author): OFFLINE, showing the stories cached at the last refresh (\(failure ?? "the origin could not be reached"))")
+                case .fresh:
+                    reports[index].message = "new posts show at the next open"
+                default:
+                    break
+                }
+            }
+        }
+        return (reports, notes)
     }
 
     /// What one source gave.
@@ -108,6 +156,8 @@ public struct SourceExpander: Sendable {
         /// Why the first bytes could not be read (a URL kept as a story: its player says so).
         var unreachable: String?
         var isPage = false
+        /// The copy before a read that did not wait for its check.
+        var pendingCheck: ResourceInfo?
         var stories: [Story] = []
         var skipped: [String: Int] = [:]
         var note: String?

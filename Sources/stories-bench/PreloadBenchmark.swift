@@ -32,6 +32,9 @@ enum PreloadBenchmark {
         if arguments.first == "swipe" {
             return await SwipeBenchmark.main(Array(arguments.dropFirst()))
         }
+        if arguments.first == "follow" {
+            return await FollowBenchmark.main(Array(arguments.dropFirst()))
+        }
         if arguments.first == "fill" {
             return await IndexFillBenchmark.main(Array(arguments.dropFirst()))
         }
@@ -55,6 +58,7 @@ enum PreloadBenchmark {
                 print("       stories-bench video [--clip FILE] [--sizes 120x40,200x60]")
                 print("       stories-bench fill DIR [--entries N] [--size BYTES]")
                 print("       stories-bench swipe [--rounds N] [--box WxH] [--phone-clips N]")
+                print("       stories-bench follow [--feeds N] [--rounds N]")
                 return
             default:
                 playlistPath = argument

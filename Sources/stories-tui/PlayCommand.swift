@@ -126,11 +126,13 @@ struct PlayCommand: AsyncParsableCommand {
             let loader = MediaLoader(
                 store: store, configuration: LoaderDefaults.configuration, logger: CLILogging.logger(quiet: interactive))
             let playCounts = try cache.openPlayCounts(beside: store, create: !store.isReadOnly) ?? PlayCountStore.inMemory()
+            let firstFrame = FirstFrameLatch()
             let loaded: PlaySources.Loaded
             do {
                 loaded = try await PlaySources.load(
                     named, loader: loader, settings: settings, playCounts: playCounts,
-                    showsProgress: isatty(STDERR_FILENO) == 1)
+                    showsProgress: isatty(STDERR_FILENO) == 1, snapshots: store.directory,
+                    firstFrame: firstFrame)
             } catch {
                 await loader.shutdown()
                 try? store.close()
@@ -139,6 +141,8 @@ struct PlayCommand: AsyncParsableCommand {
             let read = loaded.sources
             if let note = read.skippedNote { StandardStreams.writeError("stories-tui: \(note)\n") }
             for note in loaded.notes { StandardStreams.writeError("stories-tui: \(note)\n") }
+            // What the checks of feeds read from their cached copies find (the list of people followed records it).
+            let settling = Task { await loaded.settled() }
             let list = read.playlist
             // A JSON playlist (the demo) plays its files over the simulated network, through the cache; files
             // named directly are read from disk as they play unless a network is asked for.
@@ -186,27 +190,46 @@ struct PlayCommand: AsyncParsableCommand {
             let work = Task { () -> PlaylistSummary in
                 if headless {
                     let started = SoundOutput.monotonicSeconds()
-                    for report in loaded.refreshes {
-                        let now = SoundOutput.monotonicSeconds()
-                        emitLine(PlayerEvent.refresh(report).jsonLine(t: now - started, monotonic: now))
+                    let emitRefreshes: @Sendable ([RefreshReport]) -> Void = { reports in
+                        for report in reports {
+                            let now = SoundOutput.monotonicSeconds()
+                            emitLine(PlayerEvent.refresh(report).jsonLine(t: now - started, monotonic: now))
+                        }
                     }
-                    return try await session.runHeadless { event in
+                    emitRefreshes(loaded.refreshes)
+                    // Feeds read from their cached copies are reported once their checks are over, beside play.
+                    let late = Task { emitRefreshes(await settling.value.reports.filter { !loaded.refreshes.contains($0) }) }
+                    defer { late.cancel() }
+                    let summary = try await session.runHeadless { event in
+                        firstFrame.note(event)
                         let now = SoundOutput.monotonicSeconds()
                         emitLine(event.jsonLine(t: now - started, monotonic: now))
                     }
+                    await late.value
+                    return summary
                 } else if interactive {
-                    let controller = try StoryController(session: session)
+                    let controller = try StoryController(session: session, onEvent: firstFrame.note)
                     try await TerminalApp.run(
                         controller: controller, stop: stop, picture: PictureProtocol(rawValue: pictureChoice))
                     return controller.summary
                 } else {
-                    return try await session.runHeadless { event in emitLine(TextReporter.line(event, playlist: list)) }
+                    return try await session.runHeadless { event in
+                        firstFrame.note(event)
+                        emitLine(TextReporter.line(event, playlist: list))
+                    }
                 }
             }
             workHandle.set(work)
             let result = await work.result
             signals.stop()
             output.close()
+            // The refresh beside play is given a moment to finish (what it found is kept and said), then let go.
+            let giveUp = Task {
+                try await Task.sleep(for: .seconds(3))
+                settling.cancel()
+            }
+            for note in await settling.value.notes { StandardStreams.writeError("stories-tui: \(note)\n") }
+            giveUp.cancel()
             await loader.shutdown()
             try? store.close()
             await origin?.shutdown()

@@ -47,4 +47,34 @@ import StoryPlayer
             try FollowList.parseOPML(Data("<!DOCTYPE opml [<!ENTITY x SYSTEM \"file:///etc/passwd\">]><opml>&x;</opml>".utf8))
         }
     }
+
+    /// The last refresh's stories, kept for the next open: read back in the window of that open, authors with
+    /// unseen stories first.
+    @Test func theSnapshotOfTheLastRefreshPlaysAtTheNextOpen() throws {
+        let scratch = TemporaryDirectory()
+        defer { scratch.cleanup() }
+        try FileManager.default.createDirectory(at: scratch.url, withIntermediateDirectories: true)
+        let now = Date()
+        func story(_ id: String, _ author: String, hoursAgo: Double) -> Story {
+            var story = Story(id: id, title: id, source: .remote(URL(string: "https://cdn.example.com/\(id).mp4")!), author: author)
+            story.published = now.addingTimeInterval(-hoursAgo * 3600)
+            story.seenKey = "feed-item\n\(id)"
+            story.origin = .feed
+            return story
+        }
+        let sources = [FollowedSource(name: nil, url: URL(string: "https://a.example/feed")!),
+            FollowedSource(name: nil, url: URL(string: "https://b.example/feed")!)]
+        let stories = [story("a1", "Ana", hoursAgo: 23.99), story("a2", "Ana", hoursAgo: 1), story("b1", "Ben", hoursAgo: 2)]
+        let snapshot = FollowSnapshot(sources: sources, since: 86_400, stories: stories, skipped: ["older than 24 h": 2])
+        #expect(snapshot.save(to: scratch.url))
+        let read = try #require(FollowSnapshot.load(from: scratch.url))
+        #expect(read == snapshot)
+        #expect(read.matches(sources, since: 86_400))
+        #expect(!read.matches(Array(sources.prefix(1)), since: 86_400))
+        #expect(!read.matches(sources, since: nil))
+        // An hour later a1 is older than a day; Ana was seen, so Ben comes first.
+        let later = read.stories(now: now.addingTimeInterval(3600), isSeen: { $0.author == "Ana" })
+        #expect(later.map(\.id) == ["b1", "a2"])
+        #expect(later[1].seenKey == "feed-item\na2" && later[1].origin == .feed)
+    }
 }

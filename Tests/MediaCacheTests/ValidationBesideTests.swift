@@ -42,6 +42,31 @@ import Testing
         await h.close()
     }
 
+    /// `validate(waitingAtMost:)` gives up waiting at its limit while the check goes on (before, the wait's task
+    /// group waited for the check anyway: the proxy's 1 s bound, and a feed read at once from its cached copy,
+    /// waited a whole round trip or more).
+    @Test func aBoundedWaitForTheCheckEndsAtItsLimit() async throws {
+        let bytes = content(100_000)
+        let h = try await cachedHarness(bytes)
+        var faults = OriginFaults()
+        faults.holdHead = true
+        h.origin.setFaults(faults)
+        // A watchdog answers the held check after a while, so a wait that does not end at its limit fails here
+        // instead of hanging.
+        let watchdog = Task {
+            let deadline = ContinuousClock.now + .seconds(20)
+            while !Task.isCancelled, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+            h.origin.resumePaused()
+        }
+        await h.loader.validate(url: h.url("v.mp4"), waitingAtMost: .milliseconds(20))
+        #expect(validationRunning(h), "the wait lasted until the origin answered")
+        watchdog.cancel()
+        await watchdog.value
+        await h.loader.validate(url: h.url("v.mp4"))
+        #expect(!validationRunning(h))
+        await h.close()
+    }
+
     @Test func aNewVersionFoundBesideAReaderEndsItInsteadOfMixing() async throws {
         let v1 = content(600_000, seed: 1)
         let v2 = content(600_000, seed: 2)

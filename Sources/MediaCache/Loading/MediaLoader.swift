@@ -184,19 +184,9 @@ public final class MediaLoader: Sendable {
         try? store.flushTraffic()
     }
 
-    /// Waits until every task has ended or `limit` has passed, whichever comes first.
+    /// Waits until every task has ended or `limit` has passed, whichever comes first (the tasks go on).
     static func waitFor(_ tasks: [Task<Void, Never>], atMost limit: Duration) async {
-        guard !tasks.isEmpty else { return }
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for task in tasks { await task.value }
-            }
-            group.addTask {
-                try? await Task.sleep(for: limit)
-            }
-            await group.next()
-            group.cancelAll()
-        }
+        await BoundedWait.wait(for: tasks, atMost: limit)
     }
 
     /// A stream of the requested bytes; iterate it to load, stop iterating (or cancel the task) to cancel.
