@@ -40,7 +40,8 @@ extension SourceExpander {
         var document: DocumentFetcher.Document
         let before = DocumentFetcher.cachedCopy(of: url, loader: loader)
         do {
-            document = try await DocumentFetcher.fetch(url, loader: loader, waitingForCheck: !cachedFirst || sniffing)
+            document = try await DocumentFetcher.fetch(
+                url, loader: loader, timeout: feedTimeout, waitingForCheck: !cachedFirst || sniffing)
             if !cachedBefore, document.status == .notModified { document.status = .fresh }
         } catch {
             return failed(url, author: name ?? Self.host(url), error.message, started: started)

@@ -46,15 +46,18 @@ public struct SourceExpander: Sendable {
     let concurrency: Int
     /// Followed feeds with a whole cached copy are read from it at once, their checks running beside.
     let cachedFirst: Bool
+    /// How long one feed is given.
+    let feedTimeout: Duration
 
     /// An expander reading through `loader`, resolving pages with `pages`, keeping items of the last `since`
-    /// seconds before `now`, reading `concurrency` sources at once. With `cachedFirst`, a followed feed cached
+    /// seconds before `now`, reading `concurrency` sources at once, each within `feedTimeout`. With `cachedFirst`, a followed feed cached
     /// whole plays from that copy without waiting for the origin (a reopened app shows its stories at once);
     /// `settle` says what the checks found, and posts they find show at the next open.
     public init(
         loader: MediaLoader, pages: PageResolver = PageResolver(), since: TimeInterval? = SinceOption.defaultSeconds,
-        now: Date = Date(), concurrency: Int = 16, cachedFirst: Bool = false
+        now: Date = Date(), concurrency: Int = 16, cachedFirst: Bool = false, feedTimeout: Duration = .seconds(10)
     ) {
+        self.feedTimeout = feedTimeout
         self.cachedFirst = cachedFirst
         self.loader = loader
         self.pages = pages

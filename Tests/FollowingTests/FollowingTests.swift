@@ -10,6 +10,7 @@ import StoryPlayer
 /// Feeds as an author's stories, refreshed through the cache with their validators, and the people followed
 /// read together.
 @Suite struct FollowingTests {
+    static let generous: Duration = .seconds(120)
     static let now = ISO8601DateFormatter().date(from: "2026-11-28T12:00:00Z")!
 
     static func rss(title: String, items: [(id: String, hoursAgo: Double, url: String)]) -> String {
@@ -57,13 +58,13 @@ import StoryPlayer
         let h = try await CacheHarness()
         let feed = Self.rss(title: "Ana", items: [("a1", 1, h.url("a1.mp4").absoluteString)])
         h.origin.set(OriginResource(bytes: Array(feed.utf8), etag: "\"f1\"", contentType: "application/rss+xml"), at: "/ana.rss")
-        let first = try await DocumentFetcher.fetch(h.url("ana.rss"), loader: h.loader)
+        let first = try await DocumentFetcher.fetch(h.url("ana.rss"), loader: h.loader, timeout: Self.generous)
         #expect(first.status == .fresh)
         #expect(first.data == Data(feed.utf8))
         // The next open (a new process) asks whether its copy is current: a 304, no body.
         try await h.restart()
         await h.origin.resetCounters()
-        let second = try await DocumentFetcher.fetch(h.url("ana.rss"), loader: h.loader)
+        let second = try await DocumentFetcher.fetch(h.url("ana.rss"), loader: h.loader, timeout: Self.generous)
         #expect(second.status == .notModified)
         #expect(second.data == Data(feed.utf8))
         #expect(h.origin.bodyBytesSent == 0)
@@ -72,13 +73,13 @@ import StoryPlayer
         let newer = Self.rss(title: "Ana", items: [("a2", 0.5, h.url("a2.mp4").absoluteString), ("a1", 1, h.url("a1.mp4").absoluteString)])
         h.origin.set(OriginResource(bytes: Array(newer.utf8), etag: "\"f2\"", contentType: "application/rss+xml"), at: "/ana.rss")
         try await h.restart()
-        let third = try await DocumentFetcher.fetch(h.url("ana.rss"), loader: h.loader)
+        let third = try await DocumentFetcher.fetch(h.url("ana.rss"), loader: h.loader, timeout: Self.generous)
         #expect(third.status == .fresh)
         #expect(third.data == Data(newer.utf8))
         // Offline: the copy of the last refresh, said so.
         await h.origin.shutdown()
         try await h.restart()
-        let offline = try await DocumentFetcher.fetch(h.url("ana.rss"), loader: h.loader)
+        let offline = try await DocumentFetcher.fetch(h.url("ana.rss"), loader: h.loader, timeout: Self.generous)
         #expect(offline.status == .offline)
         #expect(offline.data == Data(newer.utf8))
         await h.loader.shutdown()
@@ -90,7 +91,9 @@ import StoryPlayer
         h.origin.set(OriginResource(bytes: Array(Self.rss(title: "Ben", items: [("b1", 1, h.url("b1.mp4").absoluteString)]).utf8)), at: "/ben.rss")
         h.origin.set(OriginResource(bytes: Array(Self.rss(title: "Cleo", items: [("c1", 3, h.url("c1.mp4").absoluteString)]).utf8)), at: "/cleo.rss")
         h.origin.set(OriginResource(bytes: Array("<rss><channel><item>".utf8)), at: "/broken.rss")
-        let expander = SourceExpander(loader: h.loader, since: SinceOption.defaultSeconds, now: Date())
+        // (Generous limits: a loaded machine must not turn into feeds that did not answer.)
+        let expander = SourceExpander(
+            loader: h.loader, since: SinceOption.defaultSeconds, now: Date(), feedTimeout: Self.generous)
         let sources = [
             FollowedSource(name: nil, url: h.url("ana.rss")), FollowedSource(name: "Benji", url: h.url("ben.rss")),
             FollowedSource(name: nil, url: h.url("cleo.rss")), FollowedSource(name: "Broken", url: h.url("broken.rss")),
@@ -115,7 +118,7 @@ import StoryPlayer
         h.origin.set(OriginResource(bytes: Array(Self.rss(title: "Ana", items: [("a1", 1, h.url("a1.mp4").absoluteString)]).utf8),
             contentType: "text/xml"), at: "/feed")
         let stories = [Story(id: "1", title: "clip", source: .remote(media)), Story(id: "2", title: "feed", source: .remote(h.url("feed")))]
-        let expansion = await SourceExpander(loader: h.loader, since: nil).expand(stories)
+        let expansion = await SourceExpander(loader: h.loader, since: nil, feedTimeout: Self.generous).expand(stories)
         #expect(expansion.stories.map(\.id) == ["1", "a1"])
         #expect(expansion.stories[1].author == "Ana")
         #expect(expansion.refreshes.map(\.status) == [.fresh])
