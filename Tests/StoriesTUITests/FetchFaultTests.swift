@@ -35,7 +35,9 @@ import Testing
                 "\(scenario): exit 0 with a wrong file")
             if let most = scenario.maxOriginBytes {
                 await origin.waitUntilIdle()
-                #expect(origin.bodyBytesSent <= most, "\(scenario): the origin sent \(origin.bodyBytesSent) bytes")
+                #expect(
+                    origin.bodyBytesSent <= most,
+                    "\(scenario): the origin sent \(origin.bodyBytesSent) bytes: \(origin.requests.map { "\($0.method) \($0.range ?? "-") \($0.status) \($0.bodyBytes)" })")
             }
         } else {
             #expect(result.status == 1, "\(scenario): \(result.stderr)")
