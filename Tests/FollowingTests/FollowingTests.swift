@@ -14,16 +14,7 @@ import StoryPlayer
     static let now = ISO8601DateFormatter().date(from: "2026-11-28T12:00:00Z")!
 
     static func rss(title: String, items: [(id: String, hoursAgo: Double, url: String)]) -> String {
-        let dates = DateFormatter()
-        dates.locale = Locale(identifier: "en_US_POSIX")
-        dates.timeZone = TimeZone(identifier: "GMT")
-        dates.dateFormat = "EEE, dd MMM yyyy HH:mm:ss Z"
-        let body = items.map { item in
-            "<item><title>\(item.id) title</title><guid>\(item.id)</guid>"
-                + "<pubDate>\(dates.string(from: now.addingTimeInterval(-item.hoursAgo * 3600)))</pubDate>"
-                + "<enclosure url=\"\(item.url)\" type=\"video/mp4\"/></item>"
-        }.joined()
-        return "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>\(title)</title>\(body)</channel></rss>"
+        FeedFixture.rss(title: title, items: items, now: now)
     }
 
     @Test func anAuthorsStoriesAreTheLastDaysOldestFirst() throws {
