@@ -143,7 +143,7 @@ let package = Package(
         // The parsers of outside input under libFuzzer (`.ci/fuzz`); built normally it replays Fuzz/corpus.
         .executableTarget(
             name: "stories-fuzz",
-            dependencies: ["HTTPSemantics", "MediaCache", "MediaProxy", "StoryPlayer", "MediaFormats"]
+            dependencies: ["HTTPSemantics", "MediaCache", "MediaProxy", "StoryPlayer", "MediaFormats", "Following"]
         ),
         // Writes to a cache until it is killed; the crash-safety tests SIGKILL it mid-write.
         .executableTarget(

@@ -1,3 +1,4 @@
+import Following
 import Foundation
 import HTTPSemantics
 import MediaCache
@@ -9,7 +10,7 @@ import StoryPlayer
 /// reports it. Built with `-sanitize=fuzzer -DFUZZING` this is a libFuzzer binary (the target is chosen with
 /// STORIES_FUZZ_TARGET); built normally it replays the committed corpus (`swift run stories-fuzz DIR`).
 enum FuzzTarget: String, CaseIterable {
-    case contentRange, rangeHeader, url, playlist, mp4, hls
+    case contentRange, rangeHeader, url, playlist, mp4, hls, feed
 
     /// The target named by STORIES_FUZZ_TARGET (content-range parsing by default).
     static var selected: FuzzTarget {
@@ -55,6 +56,21 @@ enum FuzzTarget: String, CaseIterable {
             }
             let rewritten = HLSPlaylistRewriter.rewrite(text, base: base) { "http://proxy.example/media?url=" + $0.absoluteString }
             precondition(!text.contains("\n") || rewritten.contains("\n"), "rewriting lost the lines")
+        case .feed:
+            // A feed as fetched from a public address, then its stories; and the same bytes as an OPML list.
+            let base = URL(string: "https://fuzz.example/@ana.rss")!
+            if let feed = try? FeedParser.parse(Data(bytes), url: base) {
+                let result = FeedStories.stories(of: feed, from: base, author: "Ana", since: nil, now: Date())
+                precondition(result.stories.count <= FeedStories.maximumStories, "more stories than an author keeps")
+                for story in result.stories {
+                    guard case .remote(let url) = story.source else { preconditionFailure("a feed named a local file") }
+                    precondition(["http", "https"].contains(url.scheme?.lowercased() ?? ""), "a feed story of another scheme")
+                    precondition(!AddressScope.isPrivate(host: url.host), "a public feed reached a private address")
+                }
+            }
+            for entry in (try? FollowList.parseOPML(Data(bytes))) ?? [] {
+                precondition(["http", "https"].contains(entry.url.scheme?.lowercased() ?? ""), "an OPML entry of another scheme")
+            }
         case .mp4:
             let done = DispatchSemaphore(value: 0)
             Task.detached {
