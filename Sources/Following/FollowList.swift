@@ -125,7 +125,7 @@ public struct FollowList: Sendable, Equatable {
             throw FeedError("declares XML entities, which OPML never needs; it was not read")
         }
         let reader = OPMLReader()
-        let parser = XMLParser(data: data)
+        let parser = XMLParser(data: XMLText.utf8(data))
         parser.shouldResolveExternalEntities = false
         parser.delegate = reader
         guard parser.parse(), reader.isOPML else {

@@ -36,7 +36,7 @@ final class XMLFeedReader: NSObject, XMLParserDelegate {
 
     static func parse(_ data: Data, url: URL) throws(FeedError) -> Feed {
         let reader = XMLFeedReader(url: url)
-        let parser = XMLParser(data: data)
+        let parser = XMLParser(data: XMLText.utf8(data))
         parser.shouldProcessNamespaces = true
         parser.shouldResolveExternalEntities = false
         parser.delegate = reader

@@ -139,4 +139,20 @@ import StoryPlayer
         #expect(result.stories.count == FeedStories.maximumStories)
         #expect(result.skipped["beyond the newest 100"] == 10_000 - FeedStories.maximumStories)
     }
+
+    /// The system's XML parser traps on names and values that are not UTF-8: a Latin-1 feed is read as Latin-1, and
+    /// stray bytes in a list are characters, never a crash (a fuzzer's find).
+    @Test func latin1AndStrayBytesAreReadNotFatal() throws {
+        var latin1 = Data("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><rss version=\"2.0\"><channel><title>Jos".utf8)
+        latin1.append(0xE9)  // é
+        latin1.append(contentsOf: Array("</title><item><guid>1</guid><enclosure url=\"https://cdn.example.com/a.mp4\" type=\"video/mp4\"/></item></channel></rss>".utf8))
+        let feed = try FeedParser.parse(latin1, url: base)
+        #expect(feed.title == "José")
+        #expect(feed.items.count == 1)
+        var stray = Data("<?xml version=\"1.0\"?><opml version=\"2.0\"><body><outline type=\"rss\" text=\"Cleo\" xmlUrl=\"https://cleo.example/feed.x".utf8)
+        stray.append(contentsOf: [0x9C, 0xFE, 0xFF, 0x93])
+        stray.append(contentsOf: Array("\"/></body></opml>".utf8))
+        let entries = try FollowList.parseOPML(stray)
+        #expect(entries.map(\.name) == ["Cleo"])
+    }
 }
