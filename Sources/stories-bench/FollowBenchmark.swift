@@ -110,7 +110,7 @@ enum FollowBenchmark {
                     let snapshot = FollowSnapshot.load(from: directory)
                     playlistStories = snapshot?.stories(now: Date(), isSeen: { _ in false }) ?? []
                     // (After the first frame, as `stories-tui` starts it.)
-                    refresh = Task {
+                    refresh = Task { [sources] in
                         while first.withLockedValue({ $0 }) == nil, !Task.isCancelled { try? await Task.sleep(for: .milliseconds(1)) }
                         _ = await SourceExpander(loader: loader).follow(sources, isSeen: { _ in false })
                     }
