@@ -4,9 +4,23 @@ import Foundation
 /// as UTF-8 and traps on bytes that are not; a feed in Latin-1 or with stray bytes is read as Latin-1 instead
 /// (every byte a character), its declaration saying so no more.
 enum XMLText {
-    /// `data` unchanged when it is UTF-8, else its Latin-1 reading in UTF-8 with the declared encoding removed.
+    /// `data` as UTF-8 (a Latin-1 reading, its declared encoding removed, when it is not) without processing
+    /// instructions after the declaration: the system's parser reads past the end of one that has no data
+    /// (`<?pi?>`), and feeds need none.
     static func utf8(_ data: Data) -> Data {
-        if String(validatingUTF8: data) != nil { return data }
+        var data = data
+        if String(validatingUTF8: data) == nil { data = latin1(data) }
+        guard data.range(of: Data("<?".utf8), in: 1..<Swift.max(1, data.count)) != nil,
+            var text = String(bytes: data, encoding: .utf8)
+        else { return data }
+        let declaration = text.hasPrefix("<?xml") ? text.range(of: "?>").map { String(text[..<$0.upperBound]) } ?? "" : ""
+        text.removeFirst(declaration.count)
+        text = declaration + text.replacingOccurrences(of: #"<\?[\s\S]*?\?>"#, with: "", options: .regularExpression)
+        return Data(text.utf8)
+    }
+
+    /// Every byte of `data` as the Latin-1 character it is, in UTF-8, the declared encoding removed.
+    private static func latin1(_ data: Data) -> Data {
         var text = String(String.UnicodeScalarView(data.map { Unicode.Scalar($0) }))
         // `<?xml version="1.0" encoding="ISO-8859-1"?>`: the bytes are UTF-8 now.
         if text.hasPrefix("<?xml"), let end = text.range(of: "?>") {
