@@ -10,10 +10,8 @@ enum XMLText {
     static func utf8(_ data: Data) -> Data {
         var data = data
         if String(validatingUTF8: data) == nil { data = latin1(data) }
-        guard data.range(of: Data("<?".utf8), in: 1..<Swift.max(1, data.count)) != nil,
-            var text = String(bytes: data, encoding: .utf8)
-        else { return data }
-        let declaration = text.hasPrefix("<?xml") ? text.range(of: "?>").map { String(text[..<$0.upperBound]) } ?? "" : ""
+        guard data.range(of: Data("<?".utf8)) != nil, var text = String(bytes: data, encoding: .utf8) else { return data }
+        let declaration = text.range(of: #"^<\?xml[\s?][^?]*\?>"#, options: .regularExpression).map { String(text[$0]) } ?? ""
         text.removeFirst(declaration.count)
         text = declaration + text.replacingOccurrences(of: #"<\?[\s\S]*?\?>"#, with: "", options: .regularExpression)
         return Data(text.utf8)
