@@ -394,9 +394,3 @@ public final class Player: Sendable {
         return Swift.max(0, parts.seconds(at: byte + bytes) - parts.seconds(at: byte))
     }
 }
-
-/// A playback failure with its cause.
-struct PlayerError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}

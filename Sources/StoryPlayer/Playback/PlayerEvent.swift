@@ -33,8 +33,6 @@ public enum PlayerEvent: Sendable, Equatable {
     /// A followed source (or a feed or page named on the command line) was read before the run.
     case refresh(RefreshReport)
 
-    nonisolated(unsafe) private static let isoDate = ISO8601DateFormatter()
-
     /// The event as a JSON object with an `event` field.
     public var json: [String: Any] {
         switch self {
@@ -44,7 +42,7 @@ public enum PlayerEvent: Sendable, Equatable {
                 "source": source,
             ]
             if let author { json["author"] = author }
-            if let published { json["published"] = Self.isoDate.string(from: published) }
+            if let published { json["published"] = published.formatted(.iso8601) }
             return json
         case .skipped(let index, let id, let plays, let maxViews):
             return ["event": "skipped", "index": index, "id": id, "plays": plays, "maxViews": maxViews, "reason": "maxViews"]
