@@ -19,6 +19,8 @@ public struct FollowSnapshot: Codable, Sendable, Equatable {
         var cacheKey: String?
         var page: Bool
         var unavailable: String?
+        /// Its source is a page resolved when the story is about to play.
+        var late: Bool?
     }
 
     /// The followed URLs it was made for, in order (another list makes it stale).
@@ -40,7 +42,7 @@ public struct FollowSnapshot: Codable, Sendable, Equatable {
             return Item(
                 id: story.id, title: story.title, url: url.absoluteString, author: story.author,
                 published: story.published, seenKey: story.seenKey, cacheKey: story.cacheKey, page: story.origin == .page,
-                unavailable: story.unavailable)
+                unavailable: story.unavailable, late: story.resolvesLate ? true : nil)
         }
     }
 
@@ -61,6 +63,7 @@ public struct FollowSnapshot: Codable, Sendable, Equatable {
             story.cacheKey = item.cacheKey
             story.origin = item.page ? .page : .feed
             story.unavailable = item.unavailable
+            story.resolvesLate = item.late ?? false
             if let last = authors.last?.last, last.author == story.author {
                 authors[authors.count - 1].append(story)
             } else {

@@ -20,6 +20,8 @@ public struct PageResolver: Sendable {
         public var formatID: String?
         /// Headers the media requests must carry (`User-Agent`, `Referer`, cookies).
         public var headers: [String: String]
+        /// The video's own page (a playlist's entries each have one), to resolve it again.
+        public var page: URL?
     }
 
     /// What a page gave.
@@ -110,6 +112,9 @@ public struct PageResolver: Sendable {
             url: url, id: info["id"] as? String, title: info["title"] as? String,
             uploader: (info["uploader"] as? String) ?? (info["channel"] as? String),
             published: timestamp.map { Date(timeIntervalSince1970: $0) },
-            formatID: (format["format_id"] as? String) ?? (info["format_id"] as? String), headers: headers)
+            formatID: (format["format_id"] as? String) ?? (info["format_id"] as? String), headers: headers,
+            page: (info["webpage_url"] as? String).flatMap(URL.init(string:)).flatMap { page in
+                ["http", "https"].contains(page.scheme?.lowercased() ?? "") ? page : nil
+            })
     }
 }

@@ -64,7 +64,12 @@ extension SourceExpander {
         }
         let author = name ?? feed.title.flatMap { $0.isEmpty ? nil : $0 } ?? Self.host(url)
         var result = FeedStories.stories(of: feed, from: url, author: author, since: since, now: now)
-        result.stories = await resolvePages(in: result.stories)
+        // Items that link a page are resolved when they are about to play (their media URLs expire).
+        for index in result.stories.indices where result.stories[index].origin == .page {
+            guard case .remote(let page) = result.stories[index].source else { continue }
+            result.stories[index].resolvesLate = true
+            result.stories[index].cacheKey = pageKey(page)
+        }
         var read = SourceRead(stories: result.stories, skipped: result.skipped)
         if document.checkPending { read.pendingCheck = before }
         if document.status == .offline {
@@ -86,62 +91,56 @@ extension SourceExpander {
         }
         let author = name ?? page.uploader ?? Self.host(url)
         var stories: [Story] = []
+        var resolved: [String: URL] = [:]
         for entry in page.entries {
+            loader.setRequestHeaders(entry.headers, for: entry.url)
+            // A video's own page (a playlist's entries have one) is what it is resolved from again next time.
+            let own = entry.page ?? (page.entries.count == 1 ? url : nil)
             var story = Story(
                 id: entry.id.map { "page\n\(url.absoluteString)\n\($0)" } ?? entry.url.absoluteString,
-                title: entry.title ?? StorySources.name(of: url), source: .remote(entry.url), author: author)
+                title: entry.title ?? StorySources.name(of: url), source: .remote(own ?? entry.url), author: author)
             story.origin = .page
             story.published = entry.published
             story.seenKey = story.id
-            story.cacheKey = Self.pageKey(url, entry)
+            if let own {
+                story.resolvesLate = true
+                story.cacheKey = pageKey(own)
+                resolved[story.id] = entry.url
+            } else {
+                story.cacheKey = pageKey(url) + "\n" + (entry.id ?? entry.url.absoluteString)
+            }
             stories.append(story)
         }
         var read = SourceRead(stories: stories)
         read.isPage = true
+        read.resolved = resolved
         read.report = RefreshReport(
             url: url, author: author, status: status, items: page.entries.count, stories: stories.count,
             milliseconds: Self.milliseconds(since: started))
         return read
     }
 
-    /// Feed items that link a page: each resolved to its media (at most four at once), or marked with why not.
-    private func resolvePages(in stories: [Story]) async -> [Story] {
-        let indices = stories.indices.filter { stories[$0].origin == .page }
-        guard !indices.isEmpty else { return stories }
-        var resolved = stories
-        await withTaskGroup(of: (Int, Result<PageResolver.Page, FeedError>).self) { group in
-            var next = 0
-            func startNext() {
-                guard next < indices.count else { return }
-                let index = indices[next]
-                next += 1
-                guard case .remote(let page) = stories[index].source else { return }
-                group.addTask {
-                    do throws(FeedError) { return (index, .success(try await pages.resolve(page))) } catch { return (index, .failure(error)) }
-                }
-            }
-            for _ in 0..<min(4, indices.count) { startNext() }
-            while let (index, result) = await group.next() {
-                guard case .remote(let page) = stories[index].source else { continue }
-                switch result {
-                case .success(let found):
-                    if let entry = found.entries.first {
-                        resolved[index].source = .remote(entry.url)
-                        resolved[index].cacheKey = Self.pageKey(page, entry)
-                    }
-                case .failure(let error):
-                    resolved[index].unavailable = error.message
-                }
-                startNext()
+    /// Where stories resolved late find their media: `yt-dlp` on their page, its first video, the headers it
+    /// asks for set on the loader. `known` are the stories already resolved while their sources were read.
+    public func lateSources(known: [String: URL] = [:]) -> LateSources {
+        let late = LateSources { [pages, loader] story in
+            guard case .remote(let page) = story.source else { return .failed("has no page to resolve") }
+            do throws(FeedError) {
+                let found = try await pages.resolve(page)
+                guard let entry = found.entries.first else { return .failed("yt-dlp found no playable file on the page") }
+                loader.setRequestHeaders(entry.headers, for: entry.url)
+                return LateSources.Outcome.found(entry.url)
+            } catch {
+                return .failed(error.message)
             }
         }
-        return resolved
+        for (id, url) in known { late.record(LateSources.Outcome.found(url), forStory: id) }
+        return late
     }
 
-    /// The cache key of a page's media: the page and the format, so a freshly signed media URL is the same entry.
-    static func pageKey(_ page: URL, _ entry: PageResolver.Entry) -> String {
-        "page\n\(CacheKey.normalize(page))\n\(entry.id ?? "")\n\(entry.formatID ?? "")"
-    }
+    /// The cache key of a page's media: the page and the format selector, so a freshly signed media URL is the
+    /// same entry (a site that serves the selector another file makes a new version: its validators differ).
+    func pageKey(_ page: URL) -> String { "page\n\(CacheKey.normalize(page))\n\(pages.format)" }
 
     private func failed(_ url: URL, author: String, _ message: String, started: ContinuousClock.Instant) -> SourceRead {
         var read = SourceRead()

@@ -29,6 +29,9 @@ public struct SourceExpander: Sendable {
         public var notes: [String]
         /// One report per feed or page read.
         public var refreshes: [RefreshReport]
+        /// Media URLs of stories resolved late that were resolved while their pages were read, by story id
+        /// (for `lateSources(known:)`).
+        public var resolved: [String: URL] = [:]
         /// Feeds read from their cached copies while their checks against the origin run: the index of the
         /// report, and the copy as it was (see `settle`).
         var pending: [(report: Int, before: ResourceInfo)] = []
@@ -165,6 +168,7 @@ public struct SourceExpander: Sendable {
         var skipped: [String: Int] = [:]
         var note: String?
         var report: RefreshReport?
+        var resolved: [String: URL] = [:]
     }
 
     /// Reads `sources` with at most `concurrency` at once, in their order.
@@ -199,5 +203,6 @@ extension SourceExpander.Expansion {
         for (why, count) in read.skipped { skipped[why, default: 0] += count }
         if let note = read.note { notes.append(note) }
         if let report = read.report { refreshes.append(report) }
+        resolved.merge(read.resolved) { first, _ in first }
     }
 }

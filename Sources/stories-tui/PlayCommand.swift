@@ -168,7 +168,7 @@ struct PlayCommand: AsyncParsableCommand {
                 clock: RealPlaybackClock(speed: speed), configuration: player, showAll: all,
                 preload: noPreload ? nil : PreloadPolicy(),
                 playCounts: playCounts,
-                sound: output, muted: mute, fromStart: fromStart || read.namesStories)
+                sound: output, muted: mute, fromStart: fromStart || read.namesStories, late: loaded.late)
             let stop = StopFlag()
             // A reader of stdout that went away (`| head -1`) ends the run quietly.
             let outputClosed = StopFlag()

@@ -18,6 +18,8 @@ enum PlaySources {
         /// The reports and notes once the checks of feeds read from their cached copies are over (the list of
         /// people followed then records them); the reports above, at once, when none was.
         var settled: @Sendable () async -> (reports: [RefreshReport], notes: [String]) = { ([], []) }
+        /// Where stories whose pages are resolved as they come up find their media; nil: none is.
+        var late: LateSources?
     }
 
     /// The sources `arguments` name, read as files and URLs (nil for none: the followed sources); a bad one is
@@ -65,6 +67,7 @@ enum PlaySources {
         if !expansion.refreshes.isEmpty { read.namesStories = false }
         var loaded = Loaded(sources: read, notes: expansion.notes, refreshes: expansion.refreshes, fromFeeds: !expansion.refreshes.isEmpty)
         loaded.settled = { [refreshes = expansion.refreshes] in (refreshes, []) }
+        loaded.late = expander.lateSources(known: expansion.resolved)
         return loaded
     }
 
@@ -99,6 +102,7 @@ enum PlaySources {
                     playlist: Playlist(title: "Following", stories: stories, file: file), skipped: skipped, isJSONOnly: false)
                 sources.namesStories = false
                 var loaded = Loaded(sources: sources, notes: [], refreshes: [], fromFeeds: true)
+                loaded.late = expander.lateSources()
                 loaded.settled = { [list] in
                     // After the first picture: the story the person opened the app for does not share its start
                     // with twenty requests.
@@ -143,6 +147,7 @@ enum PlaySources {
             sources: sources, notes: expansion.notes, refreshes: expansion.hasPendingChecks ? [] : expansion.refreshes,
             fromFeeds: true)
         loaded.settled = settled
+        loaded.late = expander.lateSources(known: expansion.resolved)
         return loaded
     }
 

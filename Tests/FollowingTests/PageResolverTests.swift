@@ -9,17 +9,7 @@ import StoryPlayer
 @Suite struct PageResolverTests {
     /// A stand-in `yt-dlp` running `body` (a shell script).
     static func standIn(_ body: String, in scratch: TemporaryDirectory) throws -> String {
-        try FileManager.default.createDirectory(at: scratch.url, withIntermediateDirectories: true)
-        let path = scratch.url.appendingPathComponent("yt-dlp").path
-        // Written through a descriptor closed on exec: a process another test starts meanwhile must not keep it
-        // open for writing (running a file open for writing fails: "text file busy").
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
-        guard fd >= 0 else { throw CocoaError(.fileWriteUnknown) }
-        let text = Array(("#!/bin/sh\n" + body + "\n").utf8)
-        let written = text.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        close(fd)
-        guard written == text.count else { throw CocoaError(.fileWriteUnknown) }
-        return path
+        try StandInProgram.write("yt-dlp", body, in: scratch)
     }
 
     static let video = #"{"id": "v1", "title": "Skate", "uploader": "Ben", "timestamp": 1795860000, "format_id": "18", "url": "https://cdn.example.com/v1.mp4?token=abc", "http_headers": {"User-Agent": "UA", "Referer": "https://video.example.com/"}}"#

@@ -56,6 +56,8 @@ final class OriginFetcher: Sendable {
     /// client (nor its event loop threads), nor builds its configuration (its TLS settings cost as much as a
     /// cached read's index queries).
     private let created = NIOLockedValueBox<HTTPClient?>(nil)
+    /// Headers the requests for some URLs carry (see `MediaLoader.setRequestHeaders`).
+    let extraHeaders = NIOLockedValueBox(RequestHeaderTable())
 
     init(configuration: OriginClientConfiguration) {
         self.configuration = configuration
@@ -111,9 +113,12 @@ final class OriginFetcher: Sendable {
         var current = try OriginURL.validate(url)
         var visited: Set<String> = [current.absoluteString]
         var redirects = 0
+        let extra = extraHeaders.withLockedValue { $0.headers(for: url) }
         while true {
+            // Headers given for a URL go with its redirects on the same host only (cookies stay where they belong).
+            let own = current.host?.lowercased() == url.host?.lowercased() ? extra : []
             let response = try await sendOnce(
-                url: current, method: method, range: range, ifRange: ifRange, conditions: conditions)
+                url: current, method: method, range: range, ifRange: ifRange, conditions: conditions + own)
             guard [301, 302, 303, 307, 308].contains(response.status), let location = response.headers.first(name: "location")
             else { return response }
             // The redirect's own body is never read; the response is dropped with it.
@@ -146,11 +151,13 @@ final class OriginFetcher: Sendable {
     ) async throws -> OriginResponse {
         var request = HTTPClientRequest(url: url.absoluteString)
         request.method = method
-        request.headers.add(name: "User-Agent", value: configuration.userAgent)
         request.headers.add(name: "Accept-Encoding", value: "identity")
         if let range { request.headers.add(name: "Range", value: range) }
         if let ifRange { request.headers.add(name: "If-Range", value: ifRange) }
         for (name, value) in conditions { request.headers.add(name: name, value: value) }
+        if !request.headers.contains(name: "User-Agent") {
+            request.headers.add(name: "User-Agent", value: configuration.userAgent)
+        }
         do {
             // The deadline bounds the whole exchange; stalls are caught earlier by the read timeout and slow
             // trickles by the minimum-throughput rule.

@@ -44,6 +44,9 @@ public struct Story: Sendable, Equatable, Identifiable {
     public var cacheKey: String?
     /// Why it cannot play, when that was known before it started (a page no extractor could resolve).
     public var unavailable: String?
+    /// Its source is a web page whose media URL is found only when the story is about to play (`LateSources`);
+    /// `cacheKey` names its bytes meanwhile.
+    public var resolvesLate = false
 
     /// Creates a story.
     public init(

@@ -92,13 +92,16 @@ public final class PreloadDriver: Sendable {
     let throughput: ThroughputEstimate?
     /// Counts re-plans, so a slow reading of playlists never replaces a newer plan.
     private let plans = NIOLockedValueBox(0)
+    /// Stories found when about to play: those in line are resolved here, then preloaded.
+    let late: LateSources?
 
     /// A driver of `preloader` with `policy`; `resolve` maps stories to URLs and keys; with `loader`, an HLS
     /// story's preload is its playlists and the segments of its first seconds.
     public init(
         preloader: Preloader, policy: PreloadPolicy, resolve: @escaping @Sendable (Story) -> ResolvedSource,
-        loader: MediaLoader? = nil, throughput: ThroughputEstimate? = nil
+        loader: MediaLoader? = nil, throughput: ThroughputEstimate? = nil, late: LateSources? = nil
     ) {
+        self.late = late
         self.throughput = throughput
         self.preloader = preloader
         self.resolve = resolve
@@ -113,14 +116,33 @@ public final class PreloadDriver: Sendable {
             return (current.map { p.targets(around: $0, navigator: navigator) } ?? [], p.seconds)
         }
         preloader.pause()
-        let playing = current.map { resolve(navigator.stories[$0]).key }
-        let sources = targets.map { resolve(navigator.stories[$0]) }
-        preloader.reset(
-            sources.map { PreloadTarget(url: $0.url, key: $0.key, amount: .seconds(seconds)) }, playing: playing)
         let plan = plans.withLockedValue { count -> Int in
             count += 1
             return count
         }
+        let stories = navigator.stories
+        let pending = targets.filter { late?.isPending(stories[$0]) == true }
+        replan(targets, stories: stories, playing: current.map { stories[$0] }, seconds: seconds, plan: plan)
+        guard let late, !pending.isEmpty else { return }
+        // Stories in line whose pages are not resolved yet: resolved one after another, nearest first (an
+        // extractor is a process of its own: the playing story keeps the machine), each joining the queue
+        // as it is found.
+        Task { [self] in
+            for index in pending {
+                guard plans.withLockedValue({ $0 }) == plan else { return }
+                await late.resolve(stories[index])
+                guard plans.withLockedValue({ $0 }) == plan else { return }
+                replan(targets, stories: stories, playing: current.map { stories[$0] }, seconds: seconds, plan: plan)
+            }
+        }
+    }
+
+    /// Queues the preloads of `targets` (those that can be loaded now) for plan `plan`.
+    private func replan(_ targets: [Int], stories: [Story], playing: Story?, seconds: Double, plan: Int) {
+        let playing = playing.map { resolve($0).key }
+        let sources = targets.filter { late?.isPending(stories[$0]) != true }.map { resolve(stories[$0]) }
+        preloader.reset(
+            sources.map { PreloadTarget(url: $0.url, key: $0.key, amount: .seconds(seconds)) }, playing: playing)
         // A playlist by its name, or by the type its cached copy was served with.
         let isPlaylist: @Sendable (ResolvedSource) -> Bool = { [loader] source in
             HLSPlaylistParser.isPlaylist(

@@ -307,7 +307,24 @@ public final class StoryController: Sendable {
             finish()
             return
         }
-        let story = stories[index]
+        if let late = session.late, late.isPending(stories[index]) {
+            // Its page is resolved first (at most as long as the resolver allows); the rest plays meanwhile.
+            let task = Task { [self] in
+                await late.resolve(stories[index])
+                guard !Task.isCancelled else { return }
+                start(index, generation: generation, navigator: navigator)
+            }
+            state.withLockedValue { s in
+                if s.generation == generation { s.playerTask = task } else { task.cancel() }
+            }
+            return
+        }
+        start(index, generation: generation, navigator: navigator)
+    }
+
+    /// Starts the player of story `index` for play `generation`.
+    private func start(_ index: Int, generation: Int, navigator: StoryNavigator) {
+        let story = session.playlist.stories[index]
         let muted = state.withLockedValue { $0.muted }
         let player = session.makePlayer(for: index, muted: muted) { [self] event in
             if case .firstFrame = event { countView(of: index) }

@@ -39,6 +39,8 @@ public final class StorySession: Sendable {
     let startsMuted: Bool
     /// The run starts at the first story, not at the first one not seen yet.
     let fromStart: Bool
+    /// Stories whose media URL is found when they are about to play; nil: none is.
+    public let late: LateSources?
     /// Where views are written, one after another, off the playback path.
     private let viewWrites = DispatchQueue(label: "stories-tui.play-counts", qos: .utility)
 
@@ -49,8 +51,10 @@ public final class StorySession: Sendable {
         playlist: Playlist, loader: MediaLoader, resolve: @escaping @Sendable (Story) -> ResolvedSource,
         clock: PlaybackClock, configuration: PlayerConfiguration = PlayerConfiguration(), showAll: Bool = false,
         preload: PreloadPolicy? = nil, playCounts: PlayCountStore? = nil, sound: SoundOutput? = nil,
-        muted: Bool = false, fromStart: Bool = false
+        muted: Bool = false, fromStart: Bool = false, late: LateSources? = nil
     ) {
+        let resolve = Self.resolving(resolve, late: late)
+        self.late = late
         self.fromStart = fromStart
         self.sound = sound
         startsMuted = muted
@@ -62,7 +66,7 @@ public final class StorySession: Sendable {
             configuration.seconds = policy.seconds
             return PreloadDriver(
                 preloader: Preloader(loader: loader, configuration: configuration, planner: MediaPreloadPlanning()), policy: policy,
-                resolve: resolve, loader: loader, throughput: throughput)
+                resolve: resolve, loader: loader, throughput: throughput, late: late)
         }
         self.playlist = playlist
         self.loader = loader
@@ -104,6 +108,19 @@ public final class StorySession: Sendable {
         }
     }
 
+    /// `resolve`, with stories resolved late loading from the URL they resolved to, under the key they name.
+    private static func resolving(
+        _ resolve: @escaping @Sendable (Story) -> ResolvedSource, late: LateSources?
+    ) -> @Sendable (Story) -> ResolvedSource {
+        guard let late else { return resolve }
+        return { story in
+            guard case .found(let url)? = late.known(story) else { return resolve(story) }
+            var found = story
+            found.source = .remote(url)
+            return resolve(found)
+        }
+    }
+
     /// The key of a local file's bytes.
     static func localKey(_ path: String) -> CacheKey { CacheKey(custom: "local-file\n\(path)") }
 
@@ -135,7 +152,15 @@ public final class StorySession: Sendable {
         return Player(
             loader: loader, url: source.url, cacheKey: source.key, storyID: story.id, clock: clock,
             configuration: configuration, fallbackDuration: story.duration, partKey: source.partKey,
-            throughput: throughput, sound: sound, muted: muted, unavailable: story.unavailable, onEvent: onEvent)
+            throughput: throughput, sound: sound, muted: muted, unavailable: story.unavailable ?? lateFailure(story),
+            onEvent: onEvent)
+    }
+
+    /// Why a story resolved late cannot play, once that is known.
+    private func lateFailure(_ story: Story) -> String? {
+        if case .failed(let reason)? = late?.known(story) { return reason }
+        if let late, late.isPending(story) { return "its page was not resolved" }
+        return nil
     }
 
     /// Counts a view of story `index` in the persisted play counts (the controller calls it once per story and
