@@ -48,6 +48,7 @@ static const char *const required[] = {
     "avfilter_inout_alloc", "avfilter_inout_free", "avfilter_graph_config", "av_buffersrc_add_frame_flags",
     "av_buffersink_get_frame", "av_strdup", "swr_alloc_set_opts2", "swr_init", "swr_convert", "swr_free",
     "swr_get_delay", "av_channel_layout_default", "av_channel_layout_uninit", "av_packet_move_ref",
+    "avcodec_find_decoder", "avcodec_decode_subtitle2", "avsubtitle_free",
 };
 
 static void load(void) {
@@ -189,6 +190,10 @@ STUB(int64_t, swr_get_delay, (struct SwrContext *s, int64_t base), (s, base))
 STUB_VOID(av_channel_layout_default, (AVChannelLayout *ch_layout, int nb_channels), (ch_layout, nb_channels))
 STUB_VOID(av_channel_layout_uninit, (AVChannelLayout *channel_layout), (channel_layout))
 STUB_VOID(av_packet_move_ref, (AVPacket *dst, AVPacket *src), (dst, src))
+STUB(const AVCodec *, avcodec_find_decoder, (enum AVCodecID id), (id))
+STUB(int, avcodec_decode_subtitle2, (AVCodecContext *avctx, AVSubtitle *sub, int *got_sub_ptr, AVPacket *avpkt),
+     (avctx, sub, got_sub_ptr, avpkt))
+STUB_VOID(avsubtitle_free, (AVSubtitle *sub), (sub))
 
 // The frame's own layout, or the default one for its channel count when it names none.
 static void input_layout(const AVFrame *frame, AVChannelLayout *layout) {

@@ -24,6 +24,7 @@ static inline int stories_a_bold(void) { return (int)A_BOLD; }
 static inline int stories_a_reverse(void) { return (int)A_REVERSE; }
 static inline int stories_a_dim(void) { return (int)A_DIM; }
 static inline int stories_a_underline(void) { return (int)A_UNDERLINE; }
+static inline int stories_a_italic(void) { return (int)A_ITALIC; }
 static inline mmask_t stories_button1_mask(void) { return BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON1_RELEASED; }
 static inline int stories_button1_pressed(mmask_t state) {
     return (state & (BUTTON1_PRESSED | BUTTON1_CLICKED)) != 0;

@@ -25,9 +25,20 @@ extension StoriesRenderer {
     /// The picture with a caption row under it (title and state); a stall or pause also says so on the picture.
     private mutating func drawPicture(_ frame: VideoFrame, x: Int, y: Int, width: Int, height: Int) {
         let pictureHeight = height - 1
+        let clear = Self.captionRows(screen)
         PictureRenderer.draw(
-            frame, into: &grid, x: x, y: y, width: width, height: pictureHeight, output: screen.effectiveOutput,
+            frame, into: &grid, x: x, y: y, width: width, height: pictureHeight - clear, output: screen.effectiveOutput,
             images: !screen.helpOpen)
+        if clear > 0 {
+            drawCaption(centre: x + width / 2, bottom: y + pictureHeight - 1, top: y + pictureHeight - clear, width: width)
+        } else {
+            // Over the lower part of the picture, one row above its edge, no wider than it.
+            let size = PictureRenderer.size(
+                of: frame, width: width, height: pictureHeight, cell: screen.effectiveOutput.cell)
+            let top = y + (pictureHeight - size.height) / 2
+            let bottom = top + size.height - (size.height >= 8 ? 2 : 1)
+            drawCaption(centre: x + width / 2, bottom: bottom, top: top, width: Swift.max(size.width, Swift.min(width, 24)))
+        }
         let lines = viewportLines()
         guard let title = lines.first else { return }
         let state = lines.dropFirst(2).map(\.0).joined(separator: " \(glyphs.dot) ")
@@ -59,6 +70,11 @@ extension StoriesRenderer {
             let shown = text.truncated(to: width - 2, ellipsis: glyphs.ellipsis)
             grid.put(shown, x: x + Swift.max(1, (width - shown.count) / 2), y: top + i, style: style)
         }
+        // Without a picture (`--no-video`) the words sit under the title and state.
+        let below = top + lines.count + 1
+        drawCaption(
+            centre: x + width / 2, bottom: Swift.min(y + viewportHeight - 1, below + Self.captionLines - 1), top: below,
+            width: Swift.min(width, 72))
     }
 
     /// The centred lines: the story's title and what the player is doing, or the end-of-playlist message.

@@ -81,7 +81,7 @@ public struct StoriesRenderer {
         guard width >= StoriesScreen.minimumSize.width, height >= StoriesScreen.minimumSize.height,
             let body = bodyArea(width: width, height: height, paneOpen: screen.paneOpen)
         else { return nil }
-        return (body.width, viewportHeight(bodyHeight: body.height) - 1)
+        return (body.width, viewportHeight(bodyHeight: body.height) - 1 - captionRows(screen))
     }
 
     private mutating func drawTooSmall() {
@@ -139,6 +139,10 @@ public struct StoriesRenderer {
                 right.append(("\(position) / \(duration)", .plain))
             }
             if let sound = soundLabel(status?.sound) { right.append(("   ", .plain)); right.append(sound) }
+            if snapshot.hasCaptions {
+                right.append(("   ", .plain))
+                right.append(("CC", screen.showsCaptions ? CellStyle(bold: true) : CellStyle(dim: true)))
+            }
             right.append(("   plays \(row.plays)" + (row.maxViews.map { "/\($0)" } ?? ""), .plain))
             right.append(("   ", .plain))
             right.append(indicator(status?.cache))
@@ -198,6 +202,7 @@ public struct StoriesRenderer {
             ("r", "replay"), ("c", screen.paneOpen ? "hide cache" : "cache"), ("m", snapshot.muted ? "unmute" : "mute"),
             ("1-9", "story"),
         ]
+        if snapshot.hasCaptions { keys.insert(("v", screen.showsCaptions ? "hide captions" : "captions"), at: keys.count - 1) }
         if snapshot.authors.count > 1 { keys.insert((glyphs.authorKeys, "author"), at: 2) }
         let always: [(String, String)] = [("?", "help"), ("q", "quit")]
         func width(_ item: (String, String)) -> Int { item.0.count + 1 + item.1.count + 3 }
@@ -226,6 +231,7 @@ public struct StoriesRenderer {
             (",  .  Shift+\(Self.arrow(glyphs.keys.previous))/\(Self.arrow(glyphs.keys.next))", "seek 1 s back / forward"),
             ("1 \(glyphs.ellipsis) 9", authors.isEmpty ? "jump to story N" : "jump to the author's story N"),
             ("m", "mute / unmute the sound (for the rest of the session)"),
+            ("v", "captions on / off (kept for the next runs)"),
             ("r", "replay the story (after the end: start over)"),
             ("c", "cache pane: stories, hits, bytes, disk"),
             ("click", "left half: previous, right half: next"),

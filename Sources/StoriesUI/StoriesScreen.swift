@@ -18,6 +18,21 @@ public struct StoriesScreen: Sendable, Equatable {
     /// Moving pictures may be sent as images: false once the terminal was measured too slow to take them at
     /// `PictureOutput.smoothFramesPerSecond` (stills are images still).
     public var imagesForVideo = true
+    /// When the story's captions show (`v` turns them on or off).
+    public var captions = CaptionMode.auto
+
+    /// The story's captions show now: on, or in `auto` while its sound is not heard.
+    public var showsCaptions: Bool {
+        guard snapshot.hasCaptions else { return false }
+        switch captions {
+        case .on: return true
+        case .off: return false
+        case .auto: return snapshot.status?.sound != .playing
+        }
+    }
+
+    /// The mode `v` turns to: the opposite of what shows now.
+    public var toggledCaptions: CaptionMode { showsCaptions || (!snapshot.hasCaptions && captions == .on) ? .off : .on }
 
     /// How the picture is drawn now: cells instead of images for a playing video the terminal cannot take as
     /// images smoothly.
@@ -61,6 +76,8 @@ public enum UIAction: Sendable, Equatable {
     case togglePane
     /// Show or hide the list of keys.
     case toggleHelp
+    /// Show or hide captions.
+    case toggleCaptions
     /// Leave.
     case quit
     /// Lay out again (the terminal changed size).
@@ -93,6 +110,7 @@ public enum KeyMap {
             case "r", "R": return .command(.replay)
             case "m", "M": return .command(.toggleMute)
             case "c", "C": return .togglePane
+            case "v", "V": return .toggleCaptions
             case "?": return .toggleHelp
             case "q", "Q", "\u{3}", "\u{4}": return .quit
             case "\u{C}": return .relayout
@@ -103,4 +121,10 @@ public enum KeyMap {
             }
         }
     }
+}
+
+/// When captions show: always, never, or while the story is not heard (the default: words over the picture help
+/// when the sound is off, muted or missing, and only cover it while the sound says the same).
+public enum CaptionMode: String, Sendable, Equatable, CaseIterable {
+    case on, off, auto
 }

@@ -37,12 +37,15 @@ public struct CellStyle: Sendable, Hashable {
     public var foreground: CellPaint?
     /// A picture's background.
     public var background: CellPaint?
+    /// Italic, where the terminal can draw it.
+    public var italic = false
 
     /// A style.
     public init(
         color: CellColor? = nil, bold: Bool = false, dim: Bool = false, reverse: Bool = false,
-        foreground: CellPaint? = nil, background: CellPaint? = nil
+        foreground: CellPaint? = nil, background: CellPaint? = nil, italic: Bool = false
     ) {
+        self.italic = italic
         self.color = color
         self.bold = bold
         self.dim = dim

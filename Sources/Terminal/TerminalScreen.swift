@@ -241,6 +241,7 @@ public final class TerminalScreen {
         if style.bold { value |= stories_a_bold() }
         if style.dim { value |= stories_a_dim() }
         if style.reverse { value |= stories_a_reverse() }
+        if style.italic { value |= stories_a_italic() }
         guard color else { return (value, 0) }
         if style.foreground != nil || style.background != nil {
             let request = ColorRequest(

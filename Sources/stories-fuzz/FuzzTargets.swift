@@ -10,7 +10,7 @@ import StoryPlayer
 /// reports it. Built with `-sanitize=fuzzer -DFUZZING` this is a libFuzzer binary (the target is chosen with
 /// STORIES_FUZZ_TARGET); built normally it replays the committed corpus (`swift run stories-fuzz DIR`).
 enum FuzzTarget: String, CaseIterable {
-    case contentRange, rangeHeader, url, playlist, mp4, hls, feed
+    case contentRange, rangeHeader, url, playlist, mp4, hls, feed, captions
 
     /// The target named by STORIES_FUZZ_TARGET (content-range parsing by default).
     static var selected: FuzzTarget {
@@ -56,6 +56,19 @@ enum FuzzTarget: String, CaseIterable {
             }
             let rewritten = HLSPlaylistRewriter.rewrite(text, base: base) { "http://proxy.example/media?url=" + $0.absoluteString }
             precondition(!text.contains("\n") || rewritten.contains("\n"), "rewriting lost the lines")
+        case .captions:
+            // A caption file: every cue kept has a sane timing and text, the track answers at any time.
+            let parsed = CaptionDocument.parse(bytes)
+            precondition(parsed.cues.count <= CaptionDocument.cueLimit, "more cues than a file keeps")
+            for cue in parsed.cues {
+                precondition(cue.start >= 0 && cue.end > cue.start && cue.end.isFinite, "a cue with a broken timing")
+                precondition(!cue.text.isEmpty, "an empty cue")
+            }
+            let track = CaptionTrack(language: nil, origin: .sidecar, cues: parsed.cues)
+            for time in [0, 0.5, 1, 59.9, 3600] as [Double] {
+                _ = track.cues(at: time)
+                if let next = track.nextChange(after: time) { precondition(next > time, "a change that is not ahead") }
+            }
         case .feed:
             // A feed as fetched from a public address, then its stories; and the same bytes as an OPML list.
             let base = URL(string: "https://fuzz.example/@ana.rss")!

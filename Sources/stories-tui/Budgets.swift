@@ -77,7 +77,7 @@ enum Budgets {
             guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
                 throw CLIFailure(message: "\(path): is not a JSON object (see README: Budgets)", exitCode: 2)
             }
-            let known = Set(Setting.allCases.map(\.rawValue)).union(FollowSettings.keys)
+            let known = Set(Setting.allCases.map(\.rawValue)).union(FollowSettings.keys).union(CaptionSettings.keys)
             if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
                 throw CLIFailure(
                     message: "\(path): unknown setting '\(unknown)' (use \(known.sorted().joined(separator: ", ")))",

@@ -41,7 +41,7 @@ struct PlayCommand: AsyncParsableCommand {
             a duration) and HLS.
 
             Keys: left/right or h/l previous/next story, space pause, comma/period (or shift+left/right) seek a \
-            second, 1-9 story N, r replay, c cache pane, ? all keys, q or Esc quit; a click on the left or right \
+            second, 1-9 story N, r replay, c cache pane, v captions, ? all keys, q or Esc quit; a click on the left or right \
             half goes back or on. The screen needs 60x16; NO_COLOR turns colour off. \
             Pictures take the best the terminal offers: kitty graphics or sixel images where it answers that it \
             has them (not inside tmux), else cells of quadrant and half-block symbols, each cell's two colours \
@@ -60,7 +60,12 @@ struct PlayCommand: AsyncParsableCommand {
             of the session, --mute starts muted. While sound is heard the picture follows it; with no sound \
             server or device, or at a --speed other than 1, stories play silent and the cache pane says why.
 
-            With --headless, one JSON object per line per event: refresh (one per feed or page read), \
+            Captions come from clip.srt or clip.vtt beside a file (clip.en.vtt names the language), a JSON \
+            playlist's "captions", or the subtitle tracks inside a file; --captions auto (the default) shows them \
+            while the story is not heard, v turns them on or off (kept in the config), --caption-lang en,de picks \
+            among several, --dump-captions prints them as SubRip.
+
+            With --headless, one JSON object per line per event: refresh (one per feed or page read), caption, \
             story_start (with source and published), first_frame (startupMs, cache), \
             stall, stall_end, story_end (playCount, stalls, stallMs, framesShown, framesDropped, framesSkipped), skipped, error, \
             playlist_end, and sound (output: where sound goes, or reason: why there is none); with --frame-events also frame (timeMs: the picture now shown). Each has t (seconds since \
@@ -90,6 +95,11 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Where sound goes: auto (PulseAudio or PipeWire, else ALSA), pulse, alsa or off.", valueName: "OUTPUT"))
     var sound: String = "auto"
     @Flag(help: "With --headless: also a frame event for each picture shown.") var frameEvents = false
+    @Option(help: ArgumentHelp("When captions show: auto (while the sound is not heard; the default), on or off. v toggles them and the choice is kept in the config.", valueName: "MODE"))
+    var captions: String?
+    @Option(help: ArgumentHelp("Caption languages in order of preference, e.g. en,de.", valueName: "LANGS"))
+    var captionLang: String?
+    @Flag(help: "Print each story's captions as SubRip (SRT) and exit, without playing.") var dumpCaptions = false
     @Option(
         help: ArgumentHelp(
             "How pictures are drawn: auto (as the terminal answers), kitty, sixel, symbols, half or ascii.",
@@ -121,6 +131,7 @@ struct PlayCommand: AsyncParsableCommand {
             }
             let named = try PlaySources.named(sources)
             let settings = try FollowSettings.read(since: since)
+            let captionSettings = try CaptionSettings.read(mode: captions, languages: captionLang)
             let interactive = !headless && isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
             let store = try cache.openStore(budgets: budgets)
             let loader = MediaLoader(
@@ -144,6 +155,14 @@ struct PlayCommand: AsyncParsableCommand {
             // What the checks of feeds read from their cached copies find (the list of people followed records it).
             let settling = Task { await loaded.settled() }
             let list = read.playlist
+            if dumpCaptions {
+                settling.cancel()
+                let text = await CaptionDump.srt(of: list.stories, languages: captionSettings.languages, loader: loader)
+                await loader.shutdown()
+                try? store.close()
+                try StandardStreams.printOut(String(text.dropLast()))
+                return
+            }
             // A JSON playlist (the demo) plays its files over the simulated network, through the cache; files
             // named directly are read from disk as they play unless a network is asked for.
             let servesFiles = network != nil || read.isJSONOnly
@@ -154,6 +173,8 @@ struct PlayCommand: AsyncParsableCommand {
             var player = PlayerConfiguration()
             player.decodesVideo = !noVideo
             player.reportsFrames = frameEvents
+            player.captionLanguages = captionSettings.languages
+            player.reportsCaptions = captionSettings.mode != .off
             let output: SoundOutput
             if soundChoice == "off" {
                 output = .unavailable("turned off (--sound off)")
@@ -210,7 +231,8 @@ struct PlayCommand: AsyncParsableCommand {
                 } else if interactive {
                     let controller = try StoryController(session: session, onEvent: firstFrame.note)
                     try await TerminalApp.run(
-                        controller: controller, stop: stop, picture: PictureProtocol(rawValue: pictureChoice))
+                        controller: controller, stop: stop, picture: PictureProtocol(rawValue: pictureChoice),
+                        captions: captionSettings.mode)
                     return controller.summary
                 } else {
                     return try await session.runHeadless { event in
@@ -306,6 +328,8 @@ enum TextReporter {
         case .refresh(let report):
             line = "\(report.author): \(report.status.rawValue), \(report.stories) of \(report.items) item\(report.items == 1 ? "" : "s") to play"
                 + (report.message.map { " (\($0))" } ?? "")
+        case .caption(_, let shown):
+            line = "  \(String(format: "%.1f", shown.start)) s: " + shown.text.replacingOccurrences(of: "\n", with: " / ")
         case .sound(let output, let reason):
             line = output.map { "sound: \($0)" } ?? "no sound: \(reason ?? "unknown")"
         case .playlistEnd(let summary):

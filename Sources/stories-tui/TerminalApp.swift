@@ -34,10 +34,14 @@ final class TaskHandle: Sendable {
 /// that changed), reads keys and clicks, and gives the terminal back on quit, on a signal and on any error.
 enum TerminalApp {
     /// Runs the UI until the viewer quits or `stop` is raised.
-    static func run(controller: StoryController, stop: StopFlag, picture: PictureProtocol? = nil) async throws {
+    static func run(
+        controller: StoryController, stop: StopFlag, picture: PictureProtocol? = nil, captions: CaptionMode = .auto
+    ) async throws {
         let result: Result<Void, Error> = await withCheckedContinuation { continuation in
             let thread = Thread {
-                continuation.resume(returning: Result { try loop(controller: controller, stop: stop, picture: picture) })
+                continuation.resume(returning: Result {
+                    try loop(controller: controller, stop: stop, picture: picture, captions: captions)
+                })
             }
             thread.name = "stories-tui.terminal"
             thread.start()
@@ -46,7 +50,9 @@ enum TerminalApp {
         try result.get()
     }
 
-    private static func loop(controller: StoryController, stop: StopFlag, picture: PictureProtocol?) throws {
+    private static func loop(
+        controller: StoryController, stop: StopFlag, picture: PictureProtocol?, captions: CaptionMode
+    ) throws {
         let screen = try TerminalScreen(picture: picture)
         defer { screen.stop() }
         // Said only when asked (STORIES_LOG_LEVEL=info): lines on stderr would cross the screen.
@@ -54,6 +60,7 @@ enum TerminalApp {
             "pictures: \(StoriesRenderer.pictureDescription(screen.output))\(picture == nil ? " (detected)" : " (--picture)")")
         var model = StoriesScreen(
             snapshot: controller.snapshot(), unicode: screen.unicode, color: screen.color, output: screen.output)
+        model.captions = captions
         controller.start()
         var box: (width: Int, height: Int)?
         while !stop.isRaised {
@@ -93,6 +100,10 @@ enum TerminalApp {
             case .command(let command)?: controller.perform(command)
             case .togglePane?: model.paneOpen.toggle()
             case .toggleHelp?: model.helpOpen.toggle()
+            case .toggleCaptions?:
+                model.captions = model.toggledCaptions
+                // Kept for the next runs (one small file).
+                CaptionSettings.remember(model.captions)
             case .relayout?: screen.invalidate()
             case .quit?: return
             case nil: break

@@ -100,6 +100,35 @@ func terminalFlags(_ file: URL) throws -> Set<String> {
         }
     }
 
+    @Test func aCaptionIsOnScreenWhileDueAndGoneAfterV() async throws {
+        guard let media = try PhoneMedia.make() else {
+            if PhoneMedia.required { Issue.record("\(PhoneMedia.missing), and STORIES_REQUIRE_E2E=1 requires it") }
+            else { print("skipping the captions screen test: \(PhoneMedia.missing)") }
+            return
+        }
+        defer { media.remove() }
+        // A minute-long clip whose one cue lasts from 1 s to its end: due while the test looks.
+        try await media.ffmpeg("talk.mp4", ["-f", "lavfi", "-i", "testsrc2=s=160x90:r=5:d=60", "-pix_fmt", "yuv420p"])
+        try Data("1\n00:00:01,000 --> 00:01:00,000\nWords on screen\n".utf8)
+            .write(to: media.folder.appendingPathComponent("talk.srt"))
+        try await inTmux("the captions screen test") { tmux, scratch in
+            let binary = try CLI.binary().path
+            let file = media.folder.appendingPathComponent("talk.mp4").path
+            try await tmux.type(
+                "clear; XDG_CONFIG_HOME='\(scratch.path)/config' '\(binary)' '\(file)' --sound off --cache-dir '\(scratch.path)/cache' 2>'\(scratch.path)/err.txt'")
+            let shown = try await tmux.waitFor("the caption") { $0.contains { $0.contains("Words on screen") } }
+            #expect(shown.contains { $0.contains(" CC ") }, "\(shown.joined(separator: "\n"))")
+            try await tmux.keys("v")
+            try await tmux.waitFor("the caption gone after v") { screen in
+                !screen.contains { $0.contains("Words on screen") } && screen.contains { $0.contains("▶ Playing") }
+            }
+            try await tmux.keys("q")
+            try await tmux.waitFor("the shell prompt") { $0.contains { $0.hasPrefix("E2E>") } }
+            let config = try String(contentsOfFile: scratch.path + "/config/stories-tui/config.json", encoding: .utf8)
+            #expect(config.contains("\"captions\" : \"off\""), "the choice is kept: \(config)")
+        }
+    }
+
     @Test func aFolderOfTwoAuthorsShowsTheTrayMovesBetweenThemAndResumes() async throws {
         guard let media = try PhoneMedia.make() else {
             if PhoneMedia.required { Issue.record("\(PhoneMedia.missing), and STORIES_REQUIRE_E2E=1 requires it") }

@@ -113,7 +113,7 @@ import Testing
         (#"{"title": "x", "storys": [{"id": "a", "url": "a.mp4"}]}"#,
          "playlist.json: storys: is not a field of a playlist (did you mean \"stories\"? the fields are title, stories and authors)"),
         (#"{"stories": [{"id": "a", "URL": "a.mp4"}]}"#,
-         "playlist.json: stories[0].URL: is not a field of a story (did you mean \"url\"? the fields are id, title, url, maxViews and duration)"),
+         "playlist.json: stories[0].URL: is not a field of a story (did you mean \"url\"? the fields are id, title, url, maxViews, duration and captions)"),
         (#"{"authors": [{"name": "Ana", "story": []}]}"#,
          "playlist.json: authors[0].story: is not a field of an author (did you mean \"stories\"?"),
     ]

@@ -21,6 +21,10 @@ public struct PlayerConfiguration: Sendable, Equatable {
     public var pictureWidth = 120
     /// See `pictureWidth`.
     public var pictureHeight = 70
+    /// Caption languages in order of preference (`en`, `de`); empty: the track without a language, else the first.
+    public var captionLanguages: [String] = []
+    /// Report each caption as it shows as a `caption` event (off with `--captions off`).
+    public var reportsCaptions = true
 
     /// The defaults.
     public init() {}

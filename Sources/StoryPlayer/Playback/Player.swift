@@ -18,6 +18,8 @@ public final class Player: Sendable {
     let fallbackDuration: Double?
     /// Why the story cannot play, known before it started.
     let unavailable: String?
+    /// Its caption files.
+    let captionSources: [CaptionSource]
     /// The key each part of an HLS story (variant playlists, segments) is cached under.
     let partKey: @Sendable (URL) -> CacheKey
     /// Where this player adds what it measures of the link, and where an HLS story looks to pick its variant.
@@ -46,6 +48,10 @@ public final class Player: Sendable {
         var run: MediaRun?
         /// The first frame, decoded ahead of this story's turn: shown until the decoder has one.
         var held: VideoFrame?
+        /// The captions shown, once read.
+        var captions: CaptionTrack?
+        /// Every track read, to choose among.
+        var captionTracks: [CaptionTrack] = []
     }
     let shared: NIOLockedValueBox<Shared>
     /// Wakes the playback loop: bytes it waits for, a frame, a key, a failure, the check against the origin.
@@ -60,9 +66,10 @@ public final class Player: Sendable {
         loader: MediaLoader, url: URL, cacheKey: CacheKey? = nil, storyID: String, clock: PlaybackClock,
         configuration: PlayerConfiguration = PlayerConfiguration(), fallbackDuration: Double? = nil,
         partKey: @escaping @Sendable (URL) -> CacheKey = { CacheKey(url: $0) }, throughput: ThroughputEstimate? = nil,
-        sound: SoundOutput? = nil, muted: Bool = false, unavailable: String? = nil,
+        sound: SoundOutput? = nil, muted: Bool = false, unavailable: String? = nil, captions: [CaptionSource] = [],
         onEvent: @escaping @Sendable (PlayerEvent) -> Void = { _ in }
     ) {
+        captionSources = captions
         self.unavailable = unavailable
         self.sound = sound
         self.partKey = partKey
@@ -142,6 +149,9 @@ public final class Player: Sendable {
 
     private func runViewing() async -> PlaybackStatus {
         let start = clock.now
+        // Captions are read beside the media: a story never waits for its words.
+        let captionsRead = readCaptions()
+        defer { captionsRead?.cancel() }
         var restarts = 0
         while true {
             var generation: Int64?
@@ -298,6 +308,7 @@ public final class Player: Sendable {
             checked.cancel()
             sound?.stop(id: soundID)
         }
+        var reportedCaption: CaptionShown?
         while true {
             try Task.checkCancellation()
             var actions = machine.handle(.observed(observe(run, machine, generation: generation, decoder: decoder)))
@@ -317,7 +328,7 @@ public final class Player: Sendable {
             }
             if keys { actions += machine.handle(.observed(observe(run, machine, generation: generation, decoder: decoder))) }
             publish(machine)
-            var wake: Double?
+            var wake = captionWake(machine.status, reported: &reportedCaption)
             for action in actions {
                 switch action {
                 case .emit(let event):
@@ -343,7 +354,7 @@ public final class Player: Sendable {
                 case .fail(let message):
                     throw PlayerError(message)
                 case .wake(let deadline):
-                    wake = deadline
+                    if let deadline { wake = Swift.min(wake ?? deadline, deadline) }
                 }
             }
             if machine.status.state == .finished { return }

@@ -32,6 +32,8 @@ public enum PlayerEvent: Sendable, Equatable {
     case sound(output: String?, reason: String?)
     /// A followed source (or a feed or page named on the command line) was read before the run.
     case refresh(RefreshReport)
+    /// A caption showed: its text, from `start` to `end` in story seconds.
+    case caption(id: String, shown: CaptionShown)
 
     /// The event as a JSON object with an `event` field.
     public var json: [String: Any] {
@@ -73,6 +75,13 @@ public enum PlayerEvent: Sendable, Equatable {
                 "ms": report.milliseconds,
             ]
             if let message = report.message { json["message"] = message }
+            return json
+        case .caption(let id, let shown):
+            var json: [String: Any] = [
+                "event": "caption", "id": id, "text": shown.text, "start": (shown.start * 1000).rounded() / 1000,
+                "end": (shown.end * 1000).rounded() / 1000, "source": shown.origin.rawValue,
+            ]
+            if let language = shown.language { json["lang"] = language }
             return json
         case .sound(let output, let reason):
             var json: [String: Any] = ["event": "sound"]

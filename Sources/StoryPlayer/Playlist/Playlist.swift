@@ -47,6 +47,8 @@ public struct Story: Sendable, Equatable, Identifiable {
     /// Its source is a web page whose media URL is found only when the story is about to play (`LateSources`);
     /// `cacheKey` names its bytes meanwhile.
     public var resolvesLate = false
+    /// Caption files beside it or named by the playlist (tracks inside the file are found when it opens).
+    public var captions: [CaptionSource] = []
 
     /// Creates a story.
     public init(

@@ -23,7 +23,7 @@ public enum PlaylistParser {
     /// The fields a playlist, an author and a story may have.
     static let playlistFields = ["title", "stories", "authors"]
     static let authorFields = ["name", "stories"]
-    static let storyFields = ["id", "title", "url", "maxViews", "duration"]
+    static let storyFields = ["id", "title", "url", "maxViews", "duration", "captions"]
 
     /// Validates playlist bytes; `name` appears in messages, `file` anchors relative URLs.
     public static func parse(_ data: Data, name: String, file: URL, checkFiles: Bool = false) throws(PlaylistError)
@@ -140,10 +140,55 @@ public enum PlaylistParser {
             let source = try source(urlText, folder: folder, checkFiles: checkFiles) { fail("\(label).url", $0) }
             let maxViews = try positiveInteger(object["maxViews"]) { fail("\(label).maxViews", $0) }
             let duration = try positiveNumber(object["duration"]) { fail("\(label).duration", $0) }
-            stories.append(Story(
-                id: id, title: storyTitle, source: source, maxViews: maxViews, duration: duration, author: author))
+            var story = Story(
+                id: id, title: storyTitle, source: source, maxViews: maxViews, duration: duration, author: author)
+            if let value = object["captions"] {
+                story.captions = try captions(value, folder: folder) { fail("\(label).captions\($0)", $1) }
+            }
+            stories.append(story)
         }
         return stories
+    }
+
+    /// A story's `captions`: a file or URL, or a list of them or of `{"url": ..., "lang": "en"}` objects. A file
+    /// that is missing is not an error: the story plays without its words.
+    private static func captions(
+        _ value: Any, folder: URL, _ fail: (_ field: String, _ message: String) -> PlaylistError
+    ) throws(PlaylistError) -> [CaptionSource] {
+        let items: [Any] = (value as? [Any]) ?? [value]
+        var found: [CaptionSource] = []
+        for (index, item) in items.enumerated() {
+            let at = value is [Any] ? "[\(index)]" : ""
+            var text: String?
+            var language: String?
+            if let string = item as? String, !isNumber(item) {
+                text = string
+            } else if let object = item as? [String: Any] {
+                if let unknown = object.keys.sorted().first(where: { $0 != "url" && $0 != "lang" }) {
+                    throw fail(at, "unknown field '\(unknown)' (use url and lang)")
+                }
+                guard let url = object["url"] as? String, !isNumber(object["url"] as Any) else {
+                    throw fail("\(at).url", "is missing (add the caption file's URL or path)")
+                }
+                text = url
+                if let lang = object["lang"] {
+                    guard let lang = lang as? String, CaptionLoading.isLanguageTag(lang) else {
+                        throw fail("\(at).lang", "must be a language tag such as \"en\" or \"pt-BR\"")
+                    }
+                    language = lang
+                }
+            }
+            guard let text else {
+                throw fail(at, "must be a caption file's URL or path, or {\"url\": ..., \"lang\": ...}, found \(kind(item))")
+            }
+            let location = try source(text, folder: folder, checkFiles: false) { fail(at, $0) }
+            if language == nil {
+                let stem = URL(fileURLWithPath: text).deletingPathExtension().pathExtension
+                if CaptionLoading.isLanguageTag(stem) { language = stem }
+            }
+            found.append(CaptionSource(location: location, language: language))
+        }
+        return found
     }
 
     private static func source(

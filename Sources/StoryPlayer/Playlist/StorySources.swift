@@ -71,7 +71,8 @@ public struct StorySources: Sendable, Equatable {
             if !read.namesStory { namesStories = false }
             if firstFile == nil { firstFile = read.file }
             if !read.isJSON { jsonOnly = false }
-            if read.isJSON, arguments.count == 1, let playlist = read.playlist {
+            if read.isJSON, arguments.count == 1, var playlist = read.playlist {
+                playlist.stories = Self.withSidecars(playlist.stories)
                 return StorySources(playlist: playlist, skipped: reader.skipped, isJSONOnly: true)
             }
         }
@@ -83,10 +84,24 @@ public struct StorySources: Sendable, Equatable {
         let title = titles.count == 1 ? titles[0] : "Stories"
         let file = firstFile ?? base.appendingPathComponent("stories")
         var sources = StorySources(
-            playlist: Playlist(title: title, stories: reader.stories, file: file), skipped: reader.skipped,
+            playlist: Playlist(title: title, stories: Self.withSidecars(reader.stories), file: file), skipped: reader.skipped,
             isJSONOnly: jsonOnly)
         sources.namesStories = namesStories
         return sources
+    }
+
+    /// `stories` with the caption files beside each local one that names none (each folder listed once).
+    static func withSidecars(_ stories: [Story]) -> [Story] {
+        var listings: [String: [String]] = [:]
+        return stories.map { story in
+            guard story.captions.isEmpty, case .local(_, let file) = story.source else { return story }
+            let folder = file.deletingLastPathComponent().path
+            let names = listings[folder] ?? ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
+            listings[folder] = names
+            var story = story
+            story.captions = CaptionLoading.sidecars(of: file, among: names)
+            return story
+        }
     }
 
     /// Where the stories and the counts of what was skipped are gathered.
@@ -250,6 +265,8 @@ public struct StorySources: Sendable, Equatable {
         /// True for a readable media file; anything else is counted with why.
         private mutating func addable(_ file: URL) -> Bool {
             let ext = file.pathExtension.lowercased()
+            // Caption files belong to the story beside them.
+            if ext == "srt" || ext == "vtt" { return false }
             guard StorySources.mediaExtensions.contains(ext) || ext == "m3u8" else {
                 count("not media")
                 return false

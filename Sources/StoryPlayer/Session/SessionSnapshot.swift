@@ -116,6 +116,10 @@ public struct SessionSnapshot: Sendable, Equatable {
     public var muted = false
     /// Whether sound can be heard in this session (nil: the session plays without sound).
     public var sound: SoundAvailability?
+    /// The current story has captions (read from beside it, its playlist or its file).
+    public var hasCaptions = false
+    /// What its captions show at the playhead.
+    public var caption: CaptionShown?
 
     /// The authors in order, each with its stories' indices (one unnamed group when no author is named).
     public var authors: [AuthorGroup] { AuthorGroup.groups(ofAuthors: stories.map(\.author)) }

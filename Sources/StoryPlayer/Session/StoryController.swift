@@ -255,12 +255,17 @@ public final class StoryController: Sendable {
         let totals = SessionTotals(
             cacheBytes: metrics.cacheBytes, originBytes: metrics.originBytesReceived, diskUsed: figures?.diskUsed ?? 0,
             diskLimit: session.loader.cacheByteLimit, networkBytesPerSecond: networkSpeed())
-        return SessionSnapshot(
+        var snapshot = SessionSnapshot(
             title: session.playlist.title, stories: rows, current: navigator.index, finished: navigator.isFinished,
             paused: paused, status: navigator.index == nil ? nil : player?.status,
             cachedRanges: figures.flatMap { $0.current == navigator.index ? $0.currentRanges : nil } ?? ByteRangeSet(),
             totals: totals, preloading: session.preload != nil,
             frame: navigator.index == nil ? nil : player?.frame, muted: muted, sound: session.sound?.availability)
+        if navigator.index != nil, let player {
+            snapshot.hasCaptions = player.captions != nil
+            snapshot.caption = player.captionShown
+        }
+        return snapshot
     }
 
     /// Bytes per second received from the origin over about the last two seconds of wall time.

@@ -153,7 +153,7 @@ public final class StorySession: Sendable {
             loader: loader, url: source.url, cacheKey: source.key, storyID: story.id, clock: clock,
             configuration: configuration, fallbackDuration: story.duration, partKey: source.partKey,
             throughput: throughput, sound: sound, muted: muted, unavailable: story.unavailable ?? lateFailure(story),
-            onEvent: onEvent)
+            captions: story.captions, onEvent: onEvent)
     }
 
     /// Why a story resolved late cannot play, once that is known.

@@ -1,0 +1,53 @@
+import Foundation
+import MediaFormats
+
+extension Player {
+    /// The captions chosen for this story (nil: none, or not read yet).
+    public var captions: CaptionTrack? { shared.withLockedValue { $0.captions } }
+
+    /// What the captions show at the playhead now.
+    public var captionShown: CaptionShown? {
+        guard let track = captions else { return nil }
+        return CaptionShown(track, at: status.position)
+    }
+
+    /// Starts reading the story's caption files and, for a file on disk, its subtitle streams.
+    func readCaptions() -> Task<Void, Never>? {
+        let file = url.isFileURL ? url.path : nil
+        guard !captionSources.isEmpty || file != nil else { return nil }
+        let (sources, loader, languages) = (captionSources, loader, configuration.captionLanguages)
+        return Task { [self] in
+            let tracks = await CaptionLoading.tracks(for: sources, loader: loader)
+            addCaptionTracks(tracks, languages: languages)
+            guard let file, !Task.isCancelled else { return }
+            // FFmpeg's calls block: on a thread of their own.
+            let embedded = await withCheckedContinuation { (done: CheckedContinuation<[CaptionTrack], Never>) in
+                DispatchQueue.global(qos: .utility).async { done.resume(returning: EmbeddedCaptions.tracks(inFile: file)) }
+            }
+            addCaptionTracks(embedded, languages: languages)
+        }
+    }
+
+    /// Adds tracks read from the file or beside it, and chooses among all of them again.
+    func addCaptionTracks(_ tracks: [CaptionTrack], languages: [String]) {
+        guard !tracks.isEmpty else { return }
+        shared.withLockedValue { s in
+            s.captionTracks += tracks
+            s.captions = CaptionTrack.choose(s.captionTracks, languages: languages)
+        }
+        wakeup.signal()
+    }
+
+    /// Reports a caption that began showing (once each), and returns when what shows changes next on the clock
+    /// (nil: it does not change while the story plays on).
+    func captionWake(_ status: PlaybackStatus, reported: inout CaptionShown?) -> Double? {
+        guard let track = captions else { return nil }
+        let shown = CaptionShown(track, at: status.position)
+        if let shown, shown != reported, configuration.reportsCaptions {
+            onEvent(.caption(id: storyID, shown: shown))
+        }
+        reported = shown
+        guard status.state == .playing, let next = track.nextChange(after: status.position) else { return nil }
+        return clock.now + Swift.max(0.001, next - status.position)
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import MediaTestSupport
+import Testing
+
+/// Captions from the outside: sidecars, a JSON playlist's `captions`, a subtitle track inside the file; printed
+/// with `--dump-captions`, reported as `caption` events at their story times, chosen by `--caption-lang`,
+/// silenced by `--captions off`, and refused in one sentence when the setting is wrong.
+@Suite struct CaptionCommandTests {
+    static let srt = "1\n00:00:00,200 --> 00:00:00,900\nHello <i>there</i>\n\n2\n00:00:01,000 --> 00:00:01,800\nSecond\n"
+    static let vtt = "WEBVTT\n\n00:00.300 --> 00:01.500\nHallo\n"
+
+    func folder(_ scratch: ScratchDirectory) throws -> String {
+        let folder = scratch.path + "/clips"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try Data(MP4Fixture.file(duration: 2, payload: 8_000)).write(to: URL(fileURLWithPath: folder + "/clip.mp4"))
+        try Data(Self.srt.utf8).write(to: URL(fileURLWithPath: folder + "/clip.srt"))
+        try Data(Self.vtt.utf8).write(to: URL(fileURLWithPath: folder + "/clip.de.vtt"))
+        return folder
+    }
+
+    @Test func sidecarsArePrintedAsSubRipInTheLanguageAsked() async throws {
+        let scratch = ScratchDirectory()
+        defer { scratch.cleanup() }
+        let folder = try folder(scratch)
+        let environment = ["XDG_CONFIG_HOME": scratch.path + "/config"]
+        let plain = try await CLI.run(["play", folder, "--dump-captions"], environment: environment)
+        #expect(plain.status == 0, "\(plain.stderr)")
+        #expect(plain.text == "1\n00:00:00,200 --> 00:00:00,900\nHello there\n\n2\n00:00:01,000 --> 00:00:01,800\nSecond\n\n", "\(plain.text)")
+        #expect(!plain.stderr.contains("skipped"), "caption files are no skipped files: \(plain.stderr)")
+        let german = try await CLI.run(["play", folder, "--dump-captions", "--caption-lang", "fr,de"], environment: environment)
+        #expect(german.text == "1\n00:00:00,300 --> 00:00:01,500\nHallo\n\n", "\(german.text)")
+        let bad = try await CLI.run(["play", folder, "--captions", "maybe"], environment: environment)
+        #expect(bad.status == 2 && bad.stderr.contains("--captions: unknown mode 'maybe' (use on, off or auto)"), "\(bad.stderr)")
+        let badLang = try await CLI.run(["play", folder, "--caption-lang", "english!"], environment: environment)
+        #expect(badLang.status == 2 && badLang.stderr.contains("--caption-lang"), "\(badLang.stderr)")
+    }
+
+    @Test func aPlaylistNamesCaptionsBesideItsStories() async throws {
+        let scratch = ScratchDirectory()
+        defer { scratch.cleanup() }
+        _ = try folder(scratch)
+        try Data("WEBVTT\n\n00:00.100 --> 00:00.600\nBonjour\n".utf8).write(to: URL(fileURLWithPath: scratch.path + "/clips/words.vtt"))
+        let playlist = #"""
+            {"title": "T", "stories": [
+              {"id": "a", "url": "clips/clip.mp4", "captions": [{"url": "clips/words.vtt", "lang": "fr"}, "clips/missing.srt"]},
+              {"id": "b", "url": "clips/clip.mp4", "captions": "clips/clip.de.vtt"}]}
+            """#
+        try Data(playlist.utf8).write(to: URL(fileURLWithPath: scratch.path + "/p.json"))
+        let dump = try await CLI.run(["play", scratch.path + "/p.json", "--dump-captions"])
+        #expect(dump.status == 0, "\(dump.stderr)")
+        #expect(dump.text.contains("# a (fr, sidecar)\n\n1\n00:00:00,100 --> 00:00:00,600\nBonjour\n"), "\(dump.text)")
+        #expect(dump.text.contains("# b (de, sidecar)\n\n1\n00:00:00,300 --> 00:00:01,500\nHallo\n"), "\(dump.text)")
+        let wrong = #"{"title": "T", "stories": [{"id": "a", "url": "clips/clip.mp4", "captions": [{"url": "x.vtt", "lang": 3}]}]}"#
+        try Data(wrong.utf8).write(to: URL(fileURLWithPath: scratch.path + "/wrong.json"))
+        let refused = try await CLI.run(["play", scratch.path + "/wrong.json", "--dump-captions"])
+        #expect(refused.status == 2 && refused.stderr.contains("stories[0] (\"a\").captions[0].lang: must be a language tag"), "\(refused.stderr)")
+    }
+
+    @Test func captionEventsComeAtTheirStoryTimesUnlessOff() async throws {
+        let scratch = ScratchDirectory()
+        defer { scratch.cleanup() }
+        let folder = try folder(scratch)
+        let environment = ["XDG_CONFIG_HOME": scratch.path + "/config"]
+        let play = ["play", folder, "--headless", "--no-video", "--sound", "off", "--speed", "4", "--cache-dir", scratch.path + "/cache"]
+        let run = try await CLI.run(play, environment: environment)
+        #expect(run.status == 0, "\(run.stderr)")
+        let captions = FollowCommandTests.events(run.text, "caption")
+        #expect(captions.map { $0["text"] as? String } == ["Hello there", "Second"], "\(run.text)")
+        #expect(captions.first?["start"] as? Double == 0.2 && captions.first?["end"] as? Double == 0.9)
+        #expect(captions.allSatisfy { $0["source"] as? String == "sidecar" && $0["lang"] == nil })
+        // Reported when due: after the story started and before it ended.
+        let lines = run.text.split(separator: "\n").map(String.init)
+        let start = try #require(lines.firstIndex { $0.contains("\"story_start\"") })
+        let end = try #require(lines.firstIndex { $0.contains("\"story_end\"") })
+        let first = try #require(lines.firstIndex { $0.contains("\"caption\"") })
+        #expect(start < first && first < end)
+        let german = try await CLI.run(play + ["--from-start", "--caption-lang", "de"], environment: environment)
+        #expect(FollowCommandTests.events(german.text, "caption").map { $0["lang"] as? String } == ["de"], "\(german.text)")
+        let off = try await CLI.run(play + ["--from-start", "--captions", "off"], environment: environment)
+        #expect(FollowCommandTests.events(off.text, "caption").isEmpty, "\(off.text)")
+    }
+
+    @Test func aSubtitleTrackInsideTheFileIsRead() async throws {
+        guard let media = try PhoneMedia.make() else {
+            if PhoneMedia.required { Issue.record("\(PhoneMedia.missing), and STORIES_REQUIRE_E2E=1 requires it") }
+            else { print("skipping the embedded captions test: \(PhoneMedia.missing)") }
+            return
+        }
+        defer { media.remove() }
+        try Data(Self.srt.utf8).write(to: media.folder.appendingPathComponent("words.srt"))
+        let words = media.folder.appendingPathComponent("words.srt").path
+        for (name, codec) in [("tracks.mp4", "mov_text"), ("tracks.mkv", "subrip"), ("tracks.webm", "webvtt")] {
+            let video = name.hasSuffix(".webm") ? ["-c:v", "libvpx-vp9", "-b:v", "100k"] : ["-c:v", "libx264"]
+            try await media.ffmpeg(name, [
+                "-f", "lavfi", "-i", "testsrc=s=64x36:r=5:d=2", "-i", words, "-map", "0", "-map", "1",
+                "-pix_fmt", "yuv420p", "-c:s", codec, "-metadata:s:s:0", "language=eng",
+            ] + video)
+            let dump = try await CLI.run(["play", media.folder.appendingPathComponent(name).path, "--dump-captions", "--caption-lang", "en"])
+            #expect(dump.status == 0, "\(name): \(dump.stderr)")
+            #expect(dump.text.contains("00:00:00,200 --> 00:00:00,900\nHello there\n"), "\(name): \(dump.text)")
+            #expect(dump.text.contains("00:00:01,000 --> 00:00:01,800\nSecond\n"), "\(name): \(dump.text)")
+        }
+    }
+}

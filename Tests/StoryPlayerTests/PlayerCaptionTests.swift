@@ -1,0 +1,85 @@
+import Foundation
+import MediaTestSupport
+import MediaCache
+import MediaOrigin
+import NIOConcurrencyHelpers
+import MediaFormats
+import Testing
+
+@testable import StoryPlayer
+
+extension SimulationSuites {
+    /// Captions on the story's clock (virtual time): each cue reported when the playhead reaches it, and what
+    /// shows follows seeks; a caption file that cannot be read leaves the story playing as it would.
+    @Suite struct PlayerCaptionTests {
+        static let video = MP4Fixture.file(duration: 4, payload: 200_000)
+        static let srt = """
+            1
+            00:00:00,500 --> 00:00:01,000
+            one
+
+            2
+            00:00:02,250 --> 00:00:03,000
+            two
+
+            3
+            00:00:09,000 --> 00:00:10,000
+            past the end
+            """
+
+        /// Records each event with the clock's time when it came.
+        final class Timed: Sendable {
+            let clock: VirtualClock
+            let events = NIOLockedValueBox<[(Double, PlayerEvent)]>([])
+            init(clock: VirtualClock) { self.clock = clock }
+            var handler: @Sendable (PlayerEvent) -> Void { { event in self.events.withLockedValue { $0.append((self.clock.now, event)) } } }
+        }
+
+        @Test func eachCueIsReportedWhenThePlayheadReachesIt() async throws {
+            let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 2_000_000, latency: 0.01))
+            sim.origin.set(OriginResource(bytes: Self.video), at: "/c.mp4")
+            let scratch = TemporaryDirectory()
+            try FileManager.default.createDirectory(at: scratch.url, withIntermediateDirectories: true)
+            defer { scratch.cleanup() }
+            let file = scratch.url.appendingPathComponent("c.srt")
+            try Data(Self.srt.utf8).write(to: file)
+            let timed = Timed(clock: sim.clock)
+            let player = Player(
+                loader: sim.loader, url: sim.origin.url("c.mp4"), storyID: "c", clock: sim.clock,
+                captions: [
+                    CaptionSource(location: .local(path: "missing.srt", file: scratch.url.appendingPathComponent("missing.srt")), language: "de"),
+                    CaptionSource(location: .local(path: "c.srt", file: file), language: "en"),
+                ],
+                onEvent: timed.handler)
+            let status = try await sim.run { await player.run() }
+            #expect(status.state == .finished)
+            let events = timed.events.withLockedValue { $0 }
+            let playing = try #require(events.first { if case .firstFrame = $0.1 { return true } else { return false } }?.0)
+            let captions = events.compactMap { time, event -> (Double, CaptionShown)? in
+                if case .caption(_, let shown) = event { return (time - playing, shown) }
+                return nil
+            }
+            #expect(captions.map(\.1.text) == ["one", "two"], "the cue past the end never shows")
+            for (at, shown) in captions {
+                #expect(abs(at - shown.start) < 0.05, "\(shown.text) reported at \(at) s of the story")
+                #expect(shown.language == "en" && shown.origin == .sidecar)
+            }
+            await sim.close()
+        }
+
+        @Test func whatShowsFollowsTheStorysClock() {
+            let track = CaptionTrack(language: nil, origin: .sidecar, cues: CaptionDocumentParsing.cues(Self.srt))
+            #expect(CaptionShown(track, at: 0.4) == nil)
+            #expect(CaptionShown(track, at: 0.5)?.text == "one")
+            #expect(CaptionShown(track, at: 1.0) == nil)
+            // A seek back to 2.5 s, a replay from 0: what shows is a function of the playhead alone.
+            #expect(CaptionShown(track, at: 2.5)?.text == "two")
+            #expect(CaptionShown(track, at: 0.7)?.text == "one")
+        }
+    }
+}
+
+/// Parsing helper for the tests.
+enum CaptionDocumentParsing {
+    static func cues(_ text: String) -> [CaptionCue] { CaptionDocument.parse(Array(text.utf8)).cues }
+}
