@@ -12,9 +12,14 @@ public enum HLSPlaylist: Sendable, Equatable {
 public struct HLSMasterPlaylist: Sendable, Equatable {
     /// In the playlist's order.
     public var variants: [HLSVariant]
+    /// Its subtitle renditions (`#EXT-X-MEDIA:TYPE=SUBTITLES` with a URI).
+    public var subtitles: [HLSRendition] = []
 
     /// A master playlist of `variants`.
-    public init(variants: [HLSVariant]) { self.variants = variants }
+    public init(variants: [HLSVariant], subtitles: [HLSRendition] = []) {
+        self.variants = variants
+        self.subtitles = subtitles
+    }
 
     /// The variants from the lowest bandwidth to the highest.
     public var byBandwidth: [HLSVariant] { variants.sorted { $0.bandwidth < $1.bandwidth } }
@@ -48,6 +53,29 @@ public struct HLSVariant: Sendable, Equatable {
         self.averageBandwidth = averageBandwidth
         self.resolution = resolution
         self.codecs = codecs
+    }
+}
+
+/// One `#EXT-X-MEDIA` rendition (a subtitle track).
+public struct HLSRendition: Sendable, Equatable {
+    /// Its media playlist.
+    public var url: URL
+    /// `GROUP-ID`.
+    public var group: String
+    /// `LANGUAGE`, when given.
+    public var language: String?
+    /// `NAME`.
+    public var name: String?
+    /// `DEFAULT=YES`.
+    public var isDefault: Bool
+
+    /// A rendition from its parts.
+    public init(url: URL, group: String, language: String?, name: String?, isDefault: Bool) {
+        self.url = url
+        self.group = group
+        self.language = language
+        self.name = name
+        self.isDefault = isDefault
     }
 }
 

@@ -69,6 +69,7 @@ public enum HLSPlaylistParser {
 private struct Reader {
     let base: URL
     var variants: [HLSVariant] = []
+    var subtitles: [HLSRendition] = []
     var segments: [HLSSegment] = []
     var pendingVariant: (attributes: [String: String], line: Int)?
     var pendingDuration: Double?
@@ -97,6 +98,15 @@ private struct Reader {
         switch name {
         case "#EXT-X-STREAM-INF":
             pendingVariant = (try Attributes.parse(value, tag: name, line: number), number)
+        case "#EXT-X-MEDIA":
+            // Subtitle renditions only (audio and video ones are not played); one that cannot be read is passed
+            // over: the story plays without it.
+            guard let attributes = try? Attributes.parse(value, tag: name, line: number),
+                attributes["TYPE"] == "SUBTITLES", let text = attributes["URI"], let url = try? resolve(text, line: number)
+            else { break }
+            subtitles.append(HLSRendition(
+                url: url, group: attributes["GROUP-ID"] ?? "", language: attributes["LANGUAGE"], name: attributes["NAME"],
+                isDefault: attributes["DEFAULT"] == "YES"))
         case "#EXTINF":
             let text = value.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
             guard let duration = Double(text.trimmingCharacters(in: .whitespaces)), duration.isFinite, duration >= 0 else {
@@ -214,7 +224,7 @@ private struct Reader {
             guard segments.isEmpty else {
                 throw HLSPlaylistError(line: firstSegmentLine, "a playlist cannot hold both variants and segments")
             }
-            return .master(HLSMasterPlaylist(variants: variants))
+            return .master(HLSMasterPlaylist(variants: variants, subtitles: subtitles))
         }
         guard !segments.isEmpty else { throw HLSPlaylistError(line: 0, "the playlist names no variant and no segment") }
         guard let targetDuration else {

@@ -61,7 +61,7 @@ struct PlayCommand: AsyncParsableCommand {
             server or device, or at a --speed other than 1, stories play silent and the cache pane says why.
 
             Captions come from clip.srt or clip.vtt beside a file (clip.en.vtt names the language), a JSON \
-            playlist's "captions", or the subtitle tracks inside a file; --captions auto (the default) shows them \
+            playlist's "captions", the subtitle tracks inside a file, or an HLS stream's WebVTT renditions; --captions auto (the default) shows them \
             while the story is not heard, v turns them on or off (kept in the config), --caption-lang en,de picks \
             among several, --dump-captions prints them as SubRip.
 

@@ -101,4 +101,49 @@ import Testing
             #expect(dump.text.contains("00:00:01,000 --> 00:00:01,800\nSecond\n"), "\(name): \(dump.text)")
         }
     }
+
+    /// An HLS rendition whose segments map cue time 0 to MPEG-TS 9 s, over video whose stream starts at 10 s:
+    /// a cue at 2 s of its file is at 1 s of the story. A segment that cannot be read leaves the rest.
+    @Test func anHLSRenditionLinesUpWithTheVideosTransportClock() async throws {
+        guard let media = try PhoneMedia.make() else {
+            if PhoneMedia.required { Issue.record("\(PhoneMedia.missing), and STORIES_REQUIRE_E2E=1 requires it") }
+            else { print("skipping the HLS captions test: \(PhoneMedia.missing)") }
+            return
+        }
+        defer { media.remove() }
+        try await media.ffmpeg("v.m3u8", [
+            "-f", "lavfi", "-i", "testsrc=s=64x36:r=5:d=4", "-c:v", "libx264", "-pix_fmt", "yuv420p",
+            "-output_ts_offset", "10", "-muxdelay", "0", "-muxpreload", "0", "-f", "hls", "-hls_time", "2",
+            "-hls_playlist_type", "vod",
+        ])
+        func write(_ name: String, _ text: String) throws {
+            try Data(text.utf8).write(to: media.folder.appendingPathComponent(name))
+        }
+        try write("master.m3u8", """
+            #EXTM3U
+            #EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID="s",LANGUAGE="de",NAME="Deutsch",URI="missing.m3u8"
+            #EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID="s",LANGUAGE="en",NAME="English",DEFAULT=YES,URI="sub.m3u8"
+            #EXT-X-STREAM-INF:BANDWIDTH=200000,SUBTITLES="s"
+            v.m3u8
+
+            """)
+        try write("sub.m3u8", "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\nsub0.vtt\n#EXTINF:2,\nsub1.vtt\n#EXT-X-ENDLIST\n")
+        try write("sub0.vtt", "WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:810000,LOCAL:00:00:00.000\n\n00:00:02.000 --> 00:00:02.800\nFirst\n")
+        try write("sub1.vtt", "WEBVTT\nX-TIMESTAMP-MAP=LOCAL:00:00:00.000,MPEGTS:810000\n\n00:00:04.000 --> 00:00:04.500\nSecond\n")
+        let master = media.folder.appendingPathComponent("master.m3u8").path
+        let play = ["play", master, "--headless", "--sound", "off", "--speed", "4", "--caption-lang", "de,en"]
+        let run = try await CLI.run(play)
+        #expect(run.status == 0, "\(run.stderr)")
+        let captions = FollowCommandTests.events(run.text, "caption")
+        #expect(captions.map { $0["text"] as? String } == ["First", "Second"], "\(run.text)")
+        #expect(captions.map { $0["start"] as? Double } == [1, 3], "\(captions)")
+        #expect(captions.allSatisfy { $0["source"] as? String == "hls" && $0["lang"] as? String == "en" })
+        let dump = try await CLI.run(["play", master, "--dump-captions"])
+        #expect(dump.text.hasPrefix("1\n00:00:01,000 --> 00:00:01,800\nFirst\n\n2\n00:00:03,000 --> 00:00:03,500\nSecond\n"), "\(dump.text)")
+        try FileManager.default.removeItem(at: media.folder.appendingPathComponent("sub1.vtt"))
+        let broken = try await CLI.run(play + ["--from-start"])
+        #expect(broken.status == 0, "\(broken.stderr)")
+        #expect(FollowCommandTests.events(broken.text, "caption").map { $0["text"] as? String } == ["First"], "\(broken.text)")
+        #expect(FollowCommandTests.events(broken.text, "story_end").first?["completed"] as? Bool == true)
+    }
 }

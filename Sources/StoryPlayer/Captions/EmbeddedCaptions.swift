@@ -94,6 +94,21 @@ public enum EmbeddedCaptions {
         }
     }
 
+    /// The stream time, in seconds, at which the file at `path` starts (an MPEG-TS stream's first timestamp);
+    /// nil when it cannot be read or does not say.
+    public static func streamStart(ofFile path: String) -> Double? {
+        var why = [CChar](repeating: 0, count: 256)
+        guard stories_ffmpeg_load(&why, why.count) == 1 else { return nil }
+        av_log_set_level(stories_av_log_quiet())
+        var format: UnsafeMutablePointer<AVFormatContext>?
+        guard avformat_open_input(&format, path, nil, nil) >= 0, let context = format else { return nil }
+        defer { avformat_close_input(&format) }
+        guard avformat_find_stream_info(context, nil) >= 0, context.pointee.start_time != stories_av_nopts_value() else {
+            return nil
+        }
+        return Double(context.pointee.start_time) / 1_000_000
+    }
+
     /// The text of an ASS dialogue line as FFmpeg gives it (`ReadOrder,Layer,Style,Name,MarginL,MarginR,MarginV,
     /// Effect,Text`), with `\N` as line breaks and `\h` as spaces.
     static func dialogueText(_ dialogue: String) -> String {

@@ -38,9 +38,32 @@ extension Player {
         wakeup.signal()
     }
 
+    /// Starts reading the subtitle renditions of an HLS story's `master`; nil when it lists none.
+    func readHLSCaptions(_ master: HLSMasterPlaylist) -> Task<Void, Never>? {
+        guard !master.subtitles.isEmpty else { return nil }
+        let (loader, partKey, languages) = (loader, partKey, configuration.captionLanguages)
+        return Task { [self] in
+            let reads = await HLSCaptions.read(master, languages: languages, loader: loader, partKey: partKey)
+            guard !reads.isEmpty, !Task.isCancelled else { return }
+            shared.withLockedValue { $0.hlsCaptions += reads }
+            wakeup.signal()
+        }
+    }
+
     /// Reports a caption that began showing (once each), and returns when what shows changes next on the clock
-    /// (nil: it does not change while the story plays on).
-    func captionWake(_ status: PlaybackStatus, reported: inout CaptionShown?) -> Double? {
+    /// (nil: it does not change while the story plays on). HLS renditions read meanwhile join once the stream's
+    /// zero is known (the decoder opened; without one, the first mapped segment's time stands for it).
+    func captionWake(_ status: PlaybackStatus, reported: inout CaptionShown?, decoder: MediaDecoder?) -> Double? {
+        if decoder?.isOpen ?? true {
+            let reads = shared.withLockedValue { s in
+                defer { s.hlsCaptions = [] }
+                return s.hlsCaptions
+            }
+            if !reads.isEmpty {
+                let origin = decoder?.timeOrigin
+                addCaptionTracks(reads.map { HLSCaptions.track($0, origin: origin) }, languages: configuration.captionLanguages)
+            }
+        }
         guard let track = captions else { return nil }
         let shown = CaptionShown(track, at: status.position)
         if let shown, shown != reported, configuration.reportsCaptions {

@@ -52,6 +52,8 @@ public final class Player: Sendable {
         var captions: CaptionTrack?
         /// Every track read, to choose among.
         var captionTracks: [CaptionTrack] = []
+        /// An HLS story's subtitle renditions, read, waiting for the stream's zero.
+        var hlsCaptions: [HLSCaptions.Read] = []
     }
     let shared: NIOLockedValueBox<Shared>
     /// Wakes the playback loop: bytes it waits for, a frame, a key, a failure, the check against the origin.
@@ -227,6 +229,8 @@ public final class Player: Sendable {
                         scope: scope)
                 }
                 scope.include(plan.keys)
+                let subtitles = plan.master.map { readHLSCaptions($0) }
+                defer { subtitles??.cancel() }
                 let story = HLSStory.start(plan, loader: loader)
                 let switcher = plan.master.flatMap { master in
                     plan.variant.map {
@@ -328,7 +332,7 @@ public final class Player: Sendable {
             }
             if keys { actions += machine.handle(.observed(observe(run, machine, generation: generation, decoder: decoder))) }
             publish(machine)
-            var wake = captionWake(machine.status, reported: &reportedCaption)
+            var wake = captionWake(machine.status, reported: &reportedCaption, decoder: decoder)
             for action in actions {
                 switch action {
                 case .emit(let event):

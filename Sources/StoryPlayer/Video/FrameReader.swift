@@ -64,6 +64,8 @@ final class FrameReader {
     private let streamIndex: Int32
     private let timeBase: Double
     private let startTime: Int64
+    /// The stream time, in seconds, that is the story's zero (an MPEG-TS stream starts at its first timestamp).
+    var timeOrigin: Double { Double(startTime) * timeBase }
     private var draining = false
     /// Packets read for one stream while the other was wanted, in order.
     private var videoPackets: [UnsafeMutablePointer<AVPacket>?] = []

@@ -24,6 +24,8 @@ public final class MediaDecoder: @unchecked Sendable {
         var sound: SoundQueue?
         /// True once the file is open (whether it has sound is known).
         var opened = false
+        /// The stream time that is the story's zero, once open.
+        var timeOrigin: Double?
         /// The time of the next frame to show, once decoded.
         var upcoming: Double?
     }
@@ -131,6 +133,8 @@ public final class MediaDecoder: @unchecked Sendable {
     public var upcoming: Double? { locked { $0.upcoming } }
     /// True once the file is open: `sound` then says whether the story has sound.
     public var isOpen: Bool { locked { $0.opened } }
+    /// The stream time, in seconds, that is the story's zero (nil until open, or when it could not open).
+    public var timeOrigin: Double? { locked { $0.timeOrigin } }
 
     private func locked<T>(_ body: (inout Shared) -> T) -> T {
         condition.lock()
@@ -167,6 +171,7 @@ public final class MediaDecoder: @unchecked Sendable {
             locked { s in
                 s.sound = sound
                 s.opened = true
+                s.timeOrigin = reader.timeOrigin
             }
             onChange?()
             try decodeLoop(reader, sound: sound)
