@@ -35,6 +35,13 @@ public struct FeedItem: Sendable, Equatable {
     public var media: [FeedMedia]
     /// The page it links to (a video page an extractor may resolve).
     public var link: URL?
+    /// Its caption files (`media:subTitle`, `podcast:transcript` in WebVTT or SubRip): URL and language.
+    public var captions: [(url: String, language: String?)] = []
+
+    public static func == (a: FeedItem, b: FeedItem) -> Bool {
+        a.id == b.id && a.title == b.title && a.published == b.published && a.media == b.media && a.link == b.link
+            && a.captions.map(\.url) == b.captions.map(\.url) && a.captions.map(\.language) == b.captions.map(\.language)
+    }
 
     /// An item.
     public init(id: String, title: String?, published: Date?, media: [FeedMedia], link: URL?) {

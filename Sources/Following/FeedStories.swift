@@ -53,6 +53,14 @@ public enum FeedStories {
             story.origin = page == nil ? .feed : .page
             story.seenKey = "feed-item\n\(item.id)"
             if playable?.role == .image { story.duration = nil }
+            // Caption files under the same rules as the media: http(s), no private address from a public feed.
+            story.captions = item.captions.compactMap { caption in
+                guard let url = URL(string: caption.url), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
+                    url.host?.isEmpty == false, feedIsPrivate || !AddressScope.isPrivate(host: url.host)
+                else { return nil }
+                let language = caption.language.flatMap { CaptionLoading.isLanguageTag($0) ? $0 : nil }
+                return CaptionSource(location: .remote(url), language: language)
+            }
             picked.append((order, story))
         }
         // Oldest first; items without a date keep their place among themselves, before the dated ones.

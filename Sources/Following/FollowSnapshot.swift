@@ -21,6 +21,14 @@ public struct FollowSnapshot: Codable, Sendable, Equatable {
         var unavailable: String?
         /// Its source is a page resolved when the story is about to play.
         var late: Bool?
+        /// Its caption files: URL and language.
+        var captions: [Caption]?
+    }
+
+    /// A caption file as kept.
+    struct Caption: Codable, Sendable, Equatable {
+        var url: String
+        var lang: String?
     }
 
     /// The followed URLs it was made for, in order (another list makes it stale).
@@ -42,7 +50,11 @@ public struct FollowSnapshot: Codable, Sendable, Equatable {
             return Item(
                 id: story.id, title: story.title, url: url.absoluteString, author: story.author,
                 published: story.published, seenKey: story.seenKey, cacheKey: story.cacheKey, page: story.origin == .page,
-                unavailable: story.unavailable, late: story.resolvesLate ? true : nil)
+                unavailable: story.unavailable, late: story.resolvesLate ? true : nil,
+                captions: story.captions.isEmpty ? nil : story.captions.compactMap { caption in
+                    guard case .remote(let url) = caption.location else { return nil }
+                    return Caption(url: url.absoluteString, lang: caption.language)
+                })
         }
     }
 
@@ -64,6 +76,9 @@ public struct FollowSnapshot: Codable, Sendable, Equatable {
             story.origin = item.page ? .page : .feed
             story.unavailable = item.unavailable
             story.resolvesLate = item.late ?? false
+            story.captions = (item.captions ?? []).compactMap { caption in
+                URL(string: caption.url).map { CaptionSource(location: .remote($0), language: caption.lang) }
+            }
             if let last = authors.last?.last, last.author == story.author {
                 authors[authors.count - 1].append(story)
             } else {

@@ -22,6 +22,20 @@ public struct PageResolver: Sendable {
         public var headers: [String: String]
         /// The video's own page (a playlist's entries each have one), to resolve it again.
         public var page: URL?
+        /// Its subtitles in WebVTT or SubRip: the uploader's in every language, and the automatic ones in the
+        /// video's own language (not their machine translations), eight at most.
+        public var captions: [(url: URL, language: String)] = []
+
+        public static func == (a: Entry, b: Entry) -> Bool {
+            a.url == b.url && a.id == b.id && a.title == b.title && a.uploader == b.uploader && a.published == b.published
+                && a.formatID == b.formatID && a.headers == b.headers && a.page == b.page
+                && a.captions.map(\.url) == b.captions.map(\.url) && a.captions.map(\.language) == b.captions.map(\.language)
+        }
+
+        /// The captions as a story's caption sources.
+        public var captionSources: [CaptionSource] {
+            captions.map { CaptionSource(location: .remote($0.url), language: $0.language) }
+        }
     }
 
     /// What a page gave.
@@ -108,7 +122,7 @@ public struct PageResolver: Sendable {
             if let value = value as? String { headers[name] = value }
         }
         let timestamp = (info["timestamp"] as? Double) ?? (info["timestamp"] as? Int).map(Double.init)
-        return Entry(
+        var entry = Entry(
             url: url, id: info["id"] as? String, title: info["title"] as? String,
             uploader: (info["uploader"] as? String) ?? (info["channel"] as? String),
             published: timestamp.map { Date(timeIntervalSince1970: $0) },
@@ -116,5 +130,31 @@ public struct PageResolver: Sendable {
             page: (info["webpage_url"] as? String).flatMap(URL.init(string:)).flatMap { page in
                 ["http", "https"].contains(page.scheme?.lowercased() ?? "") ? page : nil
             })
+        entry.captions = captions(info)
+        return entry
+    }
+
+    /// The subtitles yt-dlp lists: `subtitles` (the uploader's) first, then `automatic_captions` in the video's
+    /// own language (`en-orig`, or the language without a translation suffix), each as WebVTT, else SubRip.
+    static func captions(_ info: [String: Any]) -> [(url: URL, language: String)] {
+        var found: [(url: URL, language: String)] = []
+        func add(_ list: [String: Any], only: (String) -> String?) {
+            for language in list.keys.sorted() {
+                guard found.count < 8, let tag = only(language), !found.contains(where: { $0.language == tag }),
+                    let formats = list[language] as? [[String: Any]]
+                else { continue }
+                let pick = formats.first { $0["ext"] as? String == "vtt" } ?? formats.first { $0["ext"] as? String == "srt" }
+                guard let text = pick?["url"] as? String, let url = URL(string: text),
+                    ["http", "https"].contains(url.scheme?.lowercased() ?? "")
+                else { continue }
+                found.append((url, tag))
+            }
+        }
+        add(info["subtitles"] as? [String: Any] ?? [:]) { $0 == "live_chat" ? nil : $0 }
+        let own = info["language"] as? String
+        add(info["automatic_captions"] as? [String: Any] ?? [:]) { key in
+            key.hasSuffix("-orig") ? String(key.dropLast(5)) : key == own ? key : nil
+        }
+        return found
     }
 }

@@ -99,6 +99,7 @@ extension SourceExpander {
             var story = Story(
                 id: entry.id.map { "page\n\(url.absoluteString)\n\($0)" } ?? entry.url.absoluteString,
                 title: entry.title ?? StorySources.name(of: url), source: .remote(own ?? entry.url), author: author)
+            story.captions = entry.captionSources
             story.origin = .page
             story.published = entry.published
             story.seenKey = story.id
@@ -129,12 +130,12 @@ extension SourceExpander {
                 let found = try await pages.resolve(page)
                 guard let entry = found.entries.first else { return .failed("yt-dlp found no playable file on the page") }
                 loader.setRequestHeaders(entry.headers, for: entry.url)
-                return LateSources.Outcome.found(entry.url)
+                return LateSources.Outcome.found(entry.url, captions: entry.captionSources)
             } catch {
                 return .failed(error.message)
             }
         }
-        for (id, url) in known { late.record(LateSources.Outcome.found(url), forStory: id) }
+        for (id, url) in known { late.record(LateSources.Outcome.found(url, captions: []), forStory: id) }
         return late
     }
 

@@ -30,6 +30,15 @@ final class XMLFeedReader: NSObject, XMLParserDelegate {
         var updated: Date?
         var media: [FeedMedia] = []
         var link: URL?
+        var captions: [(url: String, language: String?)] = []
+    }
+
+    /// Caption types a feed may name (`text/vtt`, SubRip); a transcript in HTML or JSON is no caption file.
+    static func isCaptionType(_ type: String?, url: String) -> Bool {
+        let type = type?.lowercased() ?? ""
+        if type.contains("vtt") || type.contains("subrip") || type.contains("srt") { return true }
+        let ext = URL(string: url)?.pathExtension.lowercased()
+        return type.isEmpty && (ext == "vtt" || ext == "srt")
     }
 
     private init(url: URL) { self.url = url }
@@ -71,6 +80,8 @@ final class XMLFeedReader: NSObject, XMLParserDelegate {
         case Self.mediaRSS: return "media:" + element
         case "http://purl.org/dc/elements/1.1/": return "dc:" + element
         case "http://www.w3.org/1999/02/22-rdf-syntax-ns#": return "rdf:" + element
+        case "https://podcastindex.org/namespace/1.0", "https://github.com/Podcastindex-org/podcast-namespace/blob/main/docs/1.0.md":
+            return "podcast:" + element
         default: return element
         }
     }
@@ -101,6 +112,14 @@ final class XMLFeedReader: NSObject, XMLParserDelegate {
                 item?.media.append(FeedMedia(
                     url: Self.resolve(link, against: url), type: attributes["type"]?.lowercased(),
                     medium: attributes["medium"]?.lowercased()))
+            }
+        case "media:subTitle":
+            if let link = attributes["href"], Self.isCaptionType(attributes["type"], url: link), (item?.captions.count ?? 0) < 8 {
+                item?.captions.append((Self.resolve(link, against: url), attributes["lang"]))
+            }
+        case "podcast:transcript":
+            if let link = attributes["url"], Self.isCaptionType(attributes["type"], url: link), (item?.captions.count ?? 0) < 8 {
+                item?.captions.append((Self.resolve(link, against: url), attributes["language"]))
             }
         case "atom:link":
             guard let href = attributes["href"] else { break }
@@ -149,9 +168,11 @@ final class XMLFeedReader: NSObject, XMLParserDelegate {
                 if partial.link == nil, !value.isEmpty { partial.link = URL(string: Self.resolve(value, against: url)) }
             case "item", "atom:entry":
                 if let id = partial.guid ?? partial.media.first?.url ?? partial.link?.absoluteString {
-                    items.append(FeedItem(
+                    var item = FeedItem(
                         id: id, title: partial.title ?? partial.mediaTitle, published: partial.published ?? partial.updated,
-                        media: partial.media, link: partial.link))
+                        media: partial.media, link: partial.link)
+                    item.captions = partial.captions
+                    items.append(item)
                 }
                 item = nil
                 return

@@ -65,6 +65,31 @@ import StoryPlayer
         #expect(feed.items[2].media.isEmpty)
     }
 
+    @Test func captionFilesOfAnItemAreKept() throws {
+        let rss = """
+            <?xml version="1.0"?>
+            <rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/" xmlns:podcast="https://podcastindex.org/namespace/1.0">
+              <channel><title>Ana</title>
+                <item><title>Talk</title><guid>t1</guid><pubDate>Sat, 28 Nov 2026 09:30:00 +0000</pubDate>
+                  <enclosure url="https://cdn.example.com/talk.mp4" type="video/mp4"/>
+                  <media:subTitle type="text/vtt" lang="en" href="https://cdn.example.com/talk.en.vtt"/>
+                  <podcast:transcript url="captions/talk.de.srt" type="application/x-subrip" language="de"/>
+                  <podcast:transcript url="https://cdn.example.com/talk.html" type="text/html"/>
+                  <media:subTitle href="http://127.0.0.1/private.vtt" lang="fr"/>
+                </item>
+              </channel>
+            </rss>
+            """
+        let feed = try FeedParser.parse(Data(rss.utf8), url: base)
+        let item = try #require(feed.items.first)
+        #expect(item.captions.map(\.url) == [
+            "https://cdn.example.com/talk.en.vtt", "https://example.social/captions/talk.de.srt", "http://127.0.0.1/private.vtt",
+        ])
+        let stories = FeedStories.stories(of: feed, from: base, author: "Ana", since: nil, now: Date()).stories
+        // A public feed never sends the player to a private address, for captions as for media.
+        #expect(stories.first?.captions.map(\.language) == ["en", "de"])
+    }
+
     @Test func atomWithEnclosureLinksAndPages() throws {
         let feed = try FeedParser.parse(Data(Self.atom.utf8), url: URL(string: "https://video.example.com/feeds/ben.xml")!)
         #expect(feed.kind == .atom)

@@ -39,6 +39,23 @@ import StoryPlayer
         #expect(page.entries.map(\.id) == ["v1", "v3"])
     }
 
+    @Test func subtitlesAreTheUploadersThenTheAutomaticOnesInTheVideosLanguage() throws {
+        let json = #"""
+            {"id": "v1", "url": "https://cdn.example.com/v1.mp4", "language": "pt",
+             "subtitles": {"de": [{"ext": "json3", "url": "https://s.example.com/de.json"}, {"ext": "vtt", "url": "https://s.example.com/de.vtt"}],
+                           "live_chat": [{"ext": "json", "url": "https://s.example.com/chat"}],
+                           "fr": [{"ext": "srt", "url": "https://s.example.com/fr.srt"}], "xx": [{"ext": "vtt", "url": "file:///etc/passwd"}]},
+             "automatic_captions": {"en-orig": [{"ext": "vtt", "url": "https://s.example.com/en-orig.vtt"}],
+                                    "en": [{"ext": "vtt", "url": "https://s.example.com/en-tr.vtt"}],
+                                    "pt": [{"ext": "vtt", "url": "https://s.example.com/pt.vtt"}],
+                                    "ja": [{"ext": "vtt", "url": "https://s.example.com/ja-tr.vtt"}]}}
+            """#
+        let entry = try #require(PageResolver.page(fromJSON: Data(json.utf8)).entries.first)
+        #expect(entry.captions.map(\.language) == ["de", "fr", "en", "pt"])
+        #expect(entry.captions.map(\.url.lastPathComponent) == ["de.vtt", "fr.srt", "en-orig.vtt", "pt.vtt"])
+        #expect(entry.captionSources.first?.language == "de")
+    }
+
     @Test(arguments: [
         ("echo 'ERROR: [generic] Unable to download webpage: HTTP Error 404' >&2; exit 1", "yt-dlp could not read the page: [generic] Unable to download webpage: HTTP Error 404"),
         ("echo 'not json at all'", "yt-dlp printed something other than its JSON"),

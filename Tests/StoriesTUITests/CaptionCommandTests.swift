@@ -1,4 +1,5 @@
 import Foundation
+import MediaOrigin
 import MediaTestSupport
 import Testing
 
@@ -145,5 +146,30 @@ import Testing
         #expect(broken.status == 0, "\(broken.stderr)")
         #expect(FollowCommandTests.events(broken.text, "caption").map { $0["text"] as? String } == ["First"], "\(broken.text)")
         #expect(FollowCommandTests.events(broken.text, "story_end").first?["completed"] as? Bool == true)
+    }
+
+    /// A feed item's `media:subTitle` is fetched through the cache and printed.
+    @Test func aFeedItemsCaptionFileIsRead() async throws {
+        let scratch = ScratchDirectory()
+        defer { scratch.cleanup() }
+        let origin = try await MediaOriginServer()
+        origin.set(OriginResource(bytes: MP4Fixture.file(duration: 1, payload: 8_000), etag: "\"c\""), at: "/c.mp4")
+        origin.set(OriginResource(bytes: Array(Self.vtt.utf8), contentType: "text/vtt"), at: "/c.de.vtt")
+        let dates = DateFormatter()
+        dates.locale = Locale(identifier: "en_US_POSIX")
+        dates.dateFormat = "EEE, dd MMM yyyy HH:mm:ss Z"
+        let feed = """
+            <?xml version="1.0"?><rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/"><channel><title>Ana</title>
+            <item><title>Talk</title><guid>c</guid><pubDate>\(dates.string(from: Date().addingTimeInterval(-600)))</pubDate>
+            <enclosure url="\(origin.url("c.mp4").absoluteString)" type="video/mp4"/>
+            <media:subTitle type="text/vtt" lang="de" href="c.de.vtt"/></item></channel></rss>
+            """
+        origin.set(OriginResource(bytes: Array(feed.utf8), contentType: "application/rss+xml"), at: "/ana.rss")
+        let dump = try await CLI.run(
+            ["play", origin.url("ana.rss").absoluteString, "--dump-captions", "--cache-dir", scratch.path + "/cache"],
+            environment: ["XDG_CONFIG_HOME": scratch.path + "/config"])
+        #expect(dump.status == 0, "\(dump.stderr)")
+        #expect(dump.text == "1\n00:00:00,300 --> 00:00:01,500\nHallo\n\n", "\(dump.text)")
+        await origin.shutdown()
     }
 }

@@ -24,6 +24,9 @@ import Testing
         let clip = MP4Fixture.file(duration: 1, payload: 8_000)
         origin.set(OriginResource(bytes: clip, etag: "\"a\""), at: "/a.mp4")
         origin.set(OriginResource(bytes: clip, etag: "\"p\""), at: "/p.mp4")
+        origin.set(
+            OriginResource(bytes: Array("WEBVTT\n\n00:00.100 --> 00:00.800\nSkate words\n".utf8), contentType: "text/vtt"),
+            at: "/p.en.vtt")
         let dates = DateFormatter()
         dates.locale = Locale(identifier: "en_US_POSIX")
         dates.dateFormat = "EEE, dd MMM yyyy HH:mm:ss Z"
@@ -47,7 +50,7 @@ import Testing
             i=0
             while [ ! -e \(go) ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done
             cat <<JSON
-            {"id": "p", "title": "Skate", "format_id": "18", "url": "\(origin.url("p.mp4").absoluteString)?sig=$$", "webpage_url": "$last", "http_headers": {"Referer": "https://pages.example/watch", "User-Agent": "Extractor/1"}}
+            {"id": "p", "title": "Skate", "format_id": "18", "url": "\(origin.url("p.mp4").absoluteString)?sig=$$", "webpage_url": "$last", "http_headers": {"Referer": "https://pages.example/watch", "User-Agent": "Extractor/1"}, "subtitles": {"en": [{"ext": "vtt", "url": "\(origin.url("p.en.vtt").absoluteString)"}]}}
             JSON
             """, in: scratch)
         let config = scratch.path + "/config/stories-tui"
@@ -74,6 +77,9 @@ import Testing
         let start = try #require(FollowCommandTests.events(first.text, "story_start").last)
         #expect(start["source"] as? String == "page" && (start["url"] as? String)?.contains("sig=") == true, "\(start)")
         #expect(!origin.requests.contains { $0.status == 403 }, "\(origin.requests)")
+        // The page's subtitles came with it.
+        let caption = FollowCommandTests.events(first.text, "caption").first
+        #expect(caption?["id"] as? String == "p" && caption?["text"] as? String == "Skate words" && caption?["lang"] as? String == "en", "\(first.text)")
         // Resolved once, though the preload and the player both wanted it.
         #expect(try String(contentsOfFile: scratch.path + "/runs", encoding: .utf8) == "run\n")
 

@@ -8,8 +8,8 @@ import NIOConcurrencyHelpers
 public final class LateSources: Sendable {
     /// What resolving a story gave.
     public enum Outcome: Sendable, Equatable {
-        /// Its media URL.
-        case found(URL)
+        /// Its media URL, and the caption files the page offers.
+        case found(URL, captions: [CaptionSource])
         /// Why it cannot play, in one sentence.
         case failed(String)
     }

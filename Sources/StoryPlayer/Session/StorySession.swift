@@ -114,7 +114,7 @@ public final class StorySession: Sendable {
     ) -> @Sendable (Story) -> ResolvedSource {
         guard let late else { return resolve }
         return { story in
-            guard case .found(let url)? = late.known(story) else { return resolve(story) }
+            guard case .found(let url, _)? = late.known(story) else { return resolve(story) }
             var found = story
             found.source = .remote(url)
             return resolve(found)
@@ -153,7 +153,13 @@ public final class StorySession: Sendable {
             loader: loader, url: source.url, cacheKey: source.key, storyID: story.id, clock: clock,
             configuration: configuration, fallbackDuration: story.duration, partKey: source.partKey,
             throughput: throughput, sound: sound, muted: muted, unavailable: story.unavailable ?? lateFailure(story),
-            captions: story.captions, onEvent: onEvent)
+            captions: story.captions + lateCaptions(story), onEvent: onEvent)
+    }
+
+    /// The caption files a story resolved late was found with.
+    private func lateCaptions(_ story: Story) -> [CaptionSource] {
+        if case .found(_, let captions)? = late?.known(story) { return captions }
+        return []
     }
 
     /// Why a story resolved late cannot play, once that is known.
