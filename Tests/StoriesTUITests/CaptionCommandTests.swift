@@ -101,6 +101,19 @@ import Testing
             #expect(dump.text.contains("00:00:00,200 --> 00:00:00,900\nHello there\n"), "\(name): \(dump.text)")
             #expect(dump.text.contains("00:00:01,000 --> 00:00:01,800\nSecond\n"), "\(name): \(dump.text)")
         }
+        // A JSON playlist's file plays over the simulated network, and its track is still read from the file.
+        let playlist = media.folder.appendingPathComponent("p.json")
+        try Data(#"{"title": "T", "stories": [{"id": "k", "url": "tracks.mkv"}]}"#.utf8).write(to: playlist)
+        let scratch = ScratchDirectory()
+        defer { scratch.cleanup() }
+        let run = try await CLI.run([
+            "play", playlist.path, "--headless", "--no-video", "--sound", "off", "--network", "lan", "--speed", "4",
+            "--cache-dir", scratch.path + "/cache",
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let captions = FollowCommandTests.events(run.text, "caption")
+        #expect(captions.map { $0["text"] as? String } == ["Hello there", "Second"], "\(run.text)")
+        #expect(captions.allSatisfy { $0["source"] as? String == "embedded" && $0["lang"] as? String == "eng" })
     }
 
     /// An HLS rendition whose segments map cue time 0 to MPEG-TS 9 s, over video whose stream starts at 10 s:

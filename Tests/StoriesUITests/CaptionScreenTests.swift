@@ -35,8 +35,9 @@ import Testing
         }
     }
 
-    @Test func underAnImageInRowsItKeepsClear() throws {
-        let output = PictureOutput(picture: .sixel, colors: .truecolor, cell: CellPixels(width: 8, height: 17))
+    @Test(arguments: [PictureProtocol.sixel, .kitty])
+    func underAnImageInRowsItKeepsClear(_ picture: PictureProtocol) throws {
+        let output = PictureOutput(picture: picture, colors: .truecolor, cell: CellPixels(width: 8, height: 17))
         let shown = StoriesRenderer.render(Self.screen(output: output), width: 100, height: 40)
         let hidden = StoriesRenderer.render(Self.screen(output: output, mode: .off), width: 100, height: 40)
         let image = try #require(shown.image)
@@ -99,5 +100,15 @@ import Testing
         let y = try #require(row(grid, containing: "Hello there"))
         let x = try #require(grid.lines[y].range(of: "Hello")).lowerBound.utf16Offset(in: grid.lines[y])
         #expect(grid[x, y].style.italic)
+    }
+
+    @Test func inASCIIWithoutColoursOnReverseVideo() throws {
+        let output = PictureOutput(picture: .ascii, colors: .none)
+        var screen = Self.screen(output: output)
+        screen.color = false
+        let grid = StoriesRenderer.render(screen, width: 100, height: 40)
+        let y = try #require(row(grid, containing: "Hello there"))
+        let x = try #require(grid.lines[y].range(of: "Hello")).lowerBound.utf16Offset(in: grid.lines[y])
+        #expect(grid[x, y].style.reverse && grid[x, y].style.background == nil)
     }
 }

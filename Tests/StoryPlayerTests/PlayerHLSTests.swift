@@ -11,11 +11,25 @@ extension SimulationSuites {
     /// HLS stories: the player reads a variant's segments through the loader, one after another, at the media rate.
     @Suite struct PlayerHLSTests {
         /// A master playlist of two variants, each of three 2-second segments (made-up bytes: the picture is off).
-        private func serveStream(on origin: MediaOriginServer, segment: Int = 40_000, live: Bool = false) {
+        private func serveStream(
+            on origin: MediaOriginServer, segment: Int = 40_000, live: Bool = false, subtitles: Bool = false
+        ) {
             let type = "application/vnd.apple.mpegurl"
+            let rendition = subtitles
+                ? "#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID=\"s\",LANGUAGE=\"en\",DEFAULT=YES,URI=\"subs/index.m3u8\"\n" : ""
+            if subtitles {
+                var text = "#EXTM3U\n#EXT-X-TARGETDURATION:2\n"
+                for index in 0..<3 {
+                    text += "#EXTINF:2.0,\nsub\(index).vtt\n"
+                    origin.set(OriginResource(bytes: Array("WEBVTT\n\n00:00:0\(index * 2).500 --> 00:00:0\(index * 2 + 1).000\nline \(index)\n".utf8), contentType: "text/vtt"),
+                        at: "/s/subs/sub\(index).vtt")
+                }
+                text += "#EXT-X-ENDLIST\n"
+                origin.set(OriginResource(bytes: Array(text.utf8), contentType: type), at: "/s/subs/index.m3u8")
+            }
             origin.set(OriginResource(bytes: Array("""
                 #EXTM3U
-                #EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=640x360
+                \(rendition)#EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=640x360
                 hi/index.m3u8
                 #EXT-X-STREAM-INF:BANDWIDTH=200000,RESOLUTION=320x180
                 lo/index.m3u8
@@ -230,7 +244,7 @@ extension SimulationSuites {
 
         @Test func preloadingAnHLSStoryFetchesItsPlaylistsAndItsFirstSecondsOfSegments() async throws {
             let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 1_000_000, latency: 0.05))
-            serveStream(on: sim.origin)
+            serveStream(on: sim.origin, subtitles: true)
             sim.origin.set(OriginResource(bytes: content(1_000)), at: "/a.mp4")
             let (preloader, driver) = preloadingTheHLSStoryNext(sim)
             let store = sim.loader.store
@@ -245,6 +259,10 @@ extension SimulationSuites {
             #expect(store.info(for: key("seg0.ts"))?.state == .complete)
             #expect(store.info(for: key("seg1.ts"))?.state == .complete)
             #expect(store.info(for: key("seg2.ts")) == nil, "only the first seconds are preloaded")
+            // The default subtitle rendition's first seconds too.
+            let subtitle: @Sendable (String) -> CacheKey = { CacheKey(url: sim.origin.url("s/subs/\($0)")) }
+            #expect(store.info(for: subtitle("sub0.vtt"))?.state == .complete)
+            #expect(store.info(for: subtitle("sub2.vtt")) == nil)
             #expect(!sim.origin.requests.contains { $0.path.hasPrefix("/s/hi/") && $0.path.hasSuffix(".ts") })
             withExtendedLifetime(driver) {}
             await sim.close()

@@ -177,10 +177,34 @@ struct HLSStory: Sendable {
         let first = plan.pieces.prefix(sections + plan.playlist.segmentCount(covering: seconds))
         var keys: [CacheKey: URL] = [:]
         for piece in first { if let encryption = piece.encryption { keys[encryption.keyCacheKey] = encryption.keyURL } }
+        var subtitles: [PreloadTarget] = []
+        if let master = plan.master {
+            subtitles = await subtitleTargets(master, loader: loader, partKey: source.partKey, seconds: seconds)
+        }
         return keys.sorted { $0.key < $1.key }.map { PreloadTarget(url: $0.value, key: $0.key, amount: .full) }
             + first.map { piece in
                 PreloadTarget(url: piece.url, key: piece.key, amount: piece.byteRange.map { .ranges([$0]) } ?? .full)
-            }
+            } + subtitles
+    }
+
+    /// The default subtitle rendition's segments covering `seconds` (its playlist read now, through the cache),
+    /// so a preloaded story's first words are there with its first frame.
+    static func subtitleTargets(
+        _ master: HLSMasterPlaylist, loader: MediaLoader, partKey: @escaping @Sendable (URL) -> CacheKey, seconds: Double
+    ) async -> [PreloadTarget] {
+        guard let rendition = master.subtitles.first(where: \.isDefault) ?? master.subtitles.first else { return [] }
+        let key = partKey(rendition.url)
+        let read = try? await loader.preloading(keys: [key]) { () async throws -> HLSMediaPlaylist? in
+            let info = try await loader.contentInformation(for: rendition.url, key: key)
+            let parsed = try await Self.playlist(loader: loader, url: rendition.url, key: key, length: info.contentLength)
+            guard case .media(let media) = parsed else { return nil }
+            return media
+        }
+        guard let media = read ?? nil else { return [] }
+        return media.segments.prefix(max(1, media.segmentCount(covering: seconds))).map { segment in
+            let amount: PreloadAmount = segment.byteRange.map { .ranges([$0]) } ?? .full
+            return PreloadTarget(url: segment.url, key: partKey(segment.url), amount: amount)
+        }
     }
 
     /// The run the story starts with: the pieces whose lengths the cache (or an `#EXT-X-BYTERANGE`) gives, up to

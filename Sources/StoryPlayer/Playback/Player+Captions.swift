@@ -13,7 +13,7 @@ extension Player {
 
     /// Starts reading the story's caption files and, for a file on disk, its subtitle streams.
     func readCaptions() -> Task<Void, Never>? {
-        let file = url.isFileURL ? url.path : nil
+        let file = captionFile.flatMap { $0.lowercased().hasSuffix(".m3u8") ? nil : $0 }
         guard !captionSources.isEmpty || file != nil else { return nil }
         let (sources, loader, languages) = (captionSources, loader, configuration.captionLanguages)
         return Task { [self] in

@@ -20,6 +20,9 @@ public final class Player: Sendable {
     let unavailable: String?
     /// Its caption files.
     let captionSources: [CaptionSource]
+    /// The file on this machine its subtitle streams are read from (a local story served over the simulated
+    /// network plays from a URL; its file is still here).
+    let captionFile: String?
     /// The key each part of an HLS story (variant playlists, segments) is cached under.
     let partKey: @Sendable (URL) -> CacheKey
     /// Where this player adds what it measures of the link, and where an HLS story looks to pick its variant.
@@ -69,9 +72,10 @@ public final class Player: Sendable {
         configuration: PlayerConfiguration = PlayerConfiguration(), fallbackDuration: Double? = nil,
         partKey: @escaping @Sendable (URL) -> CacheKey = { CacheKey(url: $0) }, throughput: ThroughputEstimate? = nil,
         sound: SoundOutput? = nil, muted: Bool = false, unavailable: String? = nil, captions: [CaptionSource] = [],
-        onEvent: @escaping @Sendable (PlayerEvent) -> Void = { _ in }
+        captionFile: String? = nil, onEvent: @escaping @Sendable (PlayerEvent) -> Void = { _ in }
     ) {
         captionSources = captions
+        self.captionFile = captionFile ?? (url.isFileURL ? url.path : nil)
         self.unavailable = unavailable
         self.sound = sound
         self.partKey = partKey

@@ -153,7 +153,13 @@ public final class StorySession: Sendable {
             loader: loader, url: source.url, cacheKey: source.key, storyID: story.id, clock: clock,
             configuration: configuration, fallbackDuration: story.duration, partKey: source.partKey,
             throughput: throughput, sound: sound, muted: muted, unavailable: story.unavailable ?? lateFailure(story),
-            captions: story.captions + lateCaptions(story), onEvent: onEvent)
+            captions: story.captions + lateCaptions(story), captionFile: Self.localFile(story), onEvent: onEvent)
+    }
+
+    /// The path of a local story's file.
+    private static func localFile(_ story: Story) -> String? {
+        if case .local(_, let file) = story.source { return file.path }
+        return nil
     }
 
     /// The caption files a story resolved late was found with.
