@@ -114,6 +114,19 @@ import Testing
         let captions = FollowCommandTests.events(run.text, "caption")
         #expect(captions.map { $0["text"] as? String } == ["Hello there", "Second"], "\(run.text)")
         #expect(captions.allSatisfy { $0["source"] as? String == "embedded" && $0["lang"] as? String == "eng" })
+        // A file from an origin: its track is decoded as the player reads it through the cache.
+        let origin = try await MediaOriginServer()
+        let bytes = try Data(contentsOf: media.folder.appendingPathComponent("tracks.mkv"))
+        origin.set(OriginResource(bytes: [UInt8](bytes), contentType: "video/x-matroska"), at: "/tracks.mkv")
+        let remote = try await CLI.run([
+            "play", origin.url("tracks.mkv").absoluteString, "--headless", "--sound", "off", "--speed", "2",
+            "--cache-dir", scratch.path + "/cache",
+        ])
+        #expect(remote.status == 0, "\(remote.stderr)")
+        let streamed = FollowCommandTests.events(remote.text, "caption")
+        #expect(streamed.map { $0["text"] as? String } == ["Hello there", "Second"], "\(remote.text)")
+        #expect(streamed.allSatisfy { $0["source"] as? String == "embedded" })
+        await origin.shutdown()
     }
 
     /// An HLS rendition whose segments map cue time 0 to MPEG-TS 9 s, over video whose stream starts at 10 s:

@@ -50,6 +50,21 @@ extension Player {
         }
     }
 
+    /// The subtitle streams of a file read through the loader arrive as the decoder reads on: its tracks replace
+    /// the embedded ones whenever they gained cues. (A file on this machine was read whole at the start.)
+    private func adoptStreamedCaptions(_ decoder: MediaDecoder?) {
+        guard captionFile == nil, let decoder else { return }
+        let tracks = decoder.subtitleTracks
+        let count = tracks.reduce(0) { $0 + $1.cues.count }
+        let languages = configuration.captionLanguages
+        shared.withLockedValue { s in
+            guard count != s.streamedCues else { return }
+            s.streamedCues = count
+            s.captionTracks = s.captionTracks.filter { $0.origin != .embedded } + tracks
+            s.captions = CaptionTrack.choose(s.captionTracks, languages: languages)
+        }
+    }
+
     /// Reports a caption that began showing (once each), and returns when what shows changes next on the clock
     /// (nil: it does not change while the story plays on). HLS renditions read meanwhile join once the stream's
     /// zero is known (the decoder opened; without one, the first mapped segment's time stands for it).
@@ -64,6 +79,7 @@ extension Player {
                 addCaptionTracks(reads.map { HLSCaptions.track($0, origin: origin) }, languages: configuration.captionLanguages)
             }
         }
+        adoptStreamedCaptions(decoder)
         guard let track = captions else { return nil }
         let shown = CaptionShown(track, at: status.position)
         if let shown, shown != reported, configuration.reportsCaptions {

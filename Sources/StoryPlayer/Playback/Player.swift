@@ -57,6 +57,8 @@ public final class Player: Sendable {
         var captionTracks: [CaptionTrack] = []
         /// An HLS story's subtitle renditions, read, waiting for the stream's zero.
         var hlsCaptions: [HLSCaptions.Read] = []
+        /// Cues of the file's subtitle streams taken from the decoder so far (a file not on this machine).
+        var streamedCues = 0
     }
     let shared: NIOLockedValueBox<Shared>
     /// Wakes the playback loop: bytes it waits for, a frame, a key, a failure, the check against the origin.

@@ -66,6 +66,10 @@ final class FrameReader {
     private let startTime: Int64
     /// The stream time, in seconds, that is the story's zero (an MPEG-TS stream starts at its first timestamp).
     var timeOrigin: Double { Double(startTime) * timeBase }
+    /// The file's subtitle streams, decoded as the demuxer passes their packets.
+    private var subtitles: SubtitleStreams?
+    /// Called with every subtitle track so far when one gains a cue.
+    var onSubtitles: (([CaptionTrack]) -> Void)?
     private var draining = false
     /// Packets read for one stream while the other was wanted, in order.
     private var videoPackets: [UnsafeMutablePointer<AVPacket>?] = []
@@ -187,6 +191,7 @@ final class FrameReader {
             streamOrientation: orientation ?? .upright,
             streamAspect: sar.num > 0 && sar.den > 0 ? Double(sar.num) / Double(sar.den) : nil)
         packet = av_packet_alloc()
+        if let opened { subtitles = SubtitleStreams(format: opened) }
         guard width > 0, height > 0 else {
             throw VideoDecodeError("the video has no picture size")
         }
@@ -271,6 +276,9 @@ final class FrameReader {
             }
             let index = packet.pointee.stream_index
             guard index == streamIndex || (sound?.streamIndex == index) else {
+                if let subtitles, subtitles.holds(index), !subtitles.decode(packet, origin: timeOrigin).isEmpty {
+                    onSubtitles?(subtitles.tracks)
+                }
                 av_packet_unref(packet)
                 continue
             }

@@ -26,6 +26,8 @@ public final class MediaDecoder: @unchecked Sendable {
         var opened = false
         /// The stream time that is the story's zero, once open.
         var timeOrigin: Double?
+        /// The file's subtitle tracks as far as the demuxer has read.
+        var subtitleTracks: [CaptionTrack] = []
         /// The time of the next frame to show, once decoded.
         var upcoming: Double?
     }
@@ -133,6 +135,9 @@ public final class MediaDecoder: @unchecked Sendable {
     public var upcoming: Double? { locked { $0.upcoming } }
     /// True once the file is open: `sound` then says whether the story has sound.
     public var isOpen: Bool { locked { $0.opened } }
+    /// The subtitle tracks inside the file, with the cues the demuxer has passed so far.
+    public var subtitleTracks: [CaptionTrack] { locked { $0.subtitleTracks } }
+
     /// The stream time, in seconds, that is the story's zero (nil until open, or when it could not open).
     public var timeOrigin: Double? { locked { $0.timeOrigin } }
 
@@ -162,6 +167,10 @@ public final class MediaDecoder: @unchecked Sendable {
     private func run() {
         do {
             let reader = try FrameReader(source: source, soundFormat: soundFormat, pictures: decodesPictures)
+            reader.onSubtitles = { [weak self] tracks in
+                self?.locked { $0.subtitleTracks = tracks }
+                self?.onChange?()
+            }
             // The device's reads ask for more sound as they use it up: never later than the player's next tick.
             let sound = reader.sound.map { _ in
                 SoundQueue(format: soundFormat ?? .standard, lowWater: Self.soundAhead * 0.6) { [weak self] in
