@@ -67,6 +67,41 @@ extension SimulationSuites {
             await sim.close()
         }
 
+        @Test func aSeekBackShowsTheCueAgain() async throws {
+            let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 2_000_000, latency: 0.01))
+            sim.origin.set(OriginResource(bytes: Self.video), at: "/c.mp4")
+            let scratch = TemporaryDirectory()
+            try FileManager.default.createDirectory(at: scratch.url, withIntermediateDirectories: true)
+            defer { scratch.cleanup() }
+            let file = scratch.url.appendingPathComponent("c.srt")
+            try Data(Self.srt.utf8).write(to: file)
+            let timed = Timed(clock: sim.clock)
+            let player = Player(
+                loader: sim.loader, url: sim.origin.url("c.mp4"), storyID: "c", clock: sim.clock,
+                captions: [CaptionSource(location: .local(path: "c.srt", file: file), language: nil)],
+                onEvent: timed.handler)
+            let clock = sim.clock
+            let status = try await sim.run {
+                // Past the first cue, back a second: it shows again, then the second.
+                let seeker = Task {
+                    while player.status.position < 1.2, player.status.state != .finished {
+                        try await clock.sleep(until: clock.now + 0.05)
+                    }
+                    player.seek(by: -1)
+                }
+                let status = await player.run()
+                seeker.cancel()
+                return status
+            }
+            #expect(status.state == .finished)
+            let texts = timed.events.withLockedValue { $0 }.compactMap { _, event -> String? in
+                if case .caption(_, let shown) = event { return shown.text }
+                return nil
+            }
+            #expect(texts == ["one", "one", "two"], "\(texts)")
+            await sim.close()
+        }
+
         @Test func whatShowsFollowsTheStorysClock() {
             let track = CaptionTrack(language: nil, origin: .sidecar, cues: CaptionDocumentParsing.cues(Self.srt))
             #expect(CaptionShown(track, at: 0.4) == nil)
