@@ -36,6 +36,21 @@ import Testing
         await origin.shutdown()
     }
 
+    /// A header-last MP4 cut inside its media data says it is cut short, not that a playlist lacks a duration.
+    @Test func aFileCutBeforeItsHeaderSaysSo() async throws {
+        let folder = ScratchDirectory()
+        defer { folder.cleanup() }
+        try FileManager.default.createDirectory(at: folder.url, withIntermediateDirectories: true)
+        let whole = MP4Fixture.file(duration: 2, payload: 40_000, moovAtEnd: true)
+        let path = folder.path + "/cut.mp4"
+        try Data(whole.prefix(20_000)).write(to: URL(fileURLWithPath: path))
+        let result = try await CLI.run(["play", path, "--headless", "--no-video", "--cache-dir", folder.path + "/cache"])
+        #expect(result.status == 1)
+        let error = try #require(FollowCommandTests.events(result.text, "error").first?["message"] as? String, "\(result.text)")
+        #expect(error.hasPrefix("the file is cut short: it ends at byte 20000, inside its 'mdat' box of "), "\(error)")
+        #expect(!error.contains("playlist"), "\(error)")
+    }
+
     @Test func theTextReportEndsWithASummary() async throws {
         let origin = try await MediaOriginServer()
         let folder = ScratchDirectory()

@@ -17,6 +17,16 @@ struct StoryHeader: Sendable, Equatable {
 
 /// How long a story plays and where its payload lies, read from the file before playing it.
 extension Player {
+    /// Why an MP4 whose boxes cannot be read cannot play: one cut inside its media data, before the header that
+    /// follows it (a file written header-last and copied or downloaded only in part), says so.
+    static func unreadable(_ error: MP4Error, length: Int64) -> String {
+        if case .badBoxSize(let type, let offset, let size) = error, size > UInt64(max(0, length - offset)) {
+            return "the file is cut short: it ends at byte \(length), inside its '\(type)' box of \(size) bytes, "
+                + "before the header that says how to play it (copy or download it again)"
+        }
+        return "\(error): the file is damaged"
+    }
+
     /// A photo story's seconds when the playlist gives none (Instagram's default).
     static let photoSeconds = 5.0
 
@@ -30,10 +40,10 @@ extension Player {
         } catch let error as MediaLayoutError {
             throw PlayerError("\(error)")
         } catch let error as MP4Error {
-            guard let fallbackDuration else { throw PlayerError("\(error) and the playlist gives no duration for it") }
+            guard let fallbackDuration else { throw PlayerError(Self.unreadable(error, length: length)) }
             return StoryHeader(duration: fallbackDuration, payload: 0..<length)
         } catch let error as MatroskaError {
-            guard let fallbackDuration else { throw PlayerError("\(error) and the playlist gives no duration for it") }
+            guard let fallbackDuration else { throw PlayerError("\(error): the file is damaged or cut short") }
             return StoryHeader(duration: fallbackDuration, payload: 0..<length)
         }
         if case .image = layout { return StoryHeader(duration: fallbackDuration ?? Self.photoSeconds, payload: 0..<length) }
