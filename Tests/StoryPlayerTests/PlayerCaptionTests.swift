@@ -102,6 +102,25 @@ extension SimulationSuites {
             await sim.close()
         }
 
+        @Test func aStoryResolvedLatePlaysWithTheCaptionsItWasFoundWith() async throws {
+            let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 2_000_000, latency: 0.01))
+            let page = sim.origin.url("watch/p")
+            let media = sim.origin.url("p.mp4")
+            let words = CaptionSource(location: .remote(sim.origin.url("p.vtt")), language: "en")
+            var story = Story(id: "p", title: "p", source: .remote(page))
+            story.resolvesLate = true
+            story.cacheKey = "page\n\(page.absoluteString)"
+            let late = LateSources { _ in .found(media, captions: [words]) }
+            let session = StorySession(
+                playlist: Playlist(title: "T", stories: [story], file: URL(fileURLWithPath: "/t/p.json")), loader: sim.loader,
+                resolve: StorySession.resolver(originBase: nil), clock: sim.clock, late: late)
+            #expect(late.isPending(story))
+            #expect(await late.resolve(story) == .found(media, captions: [words]))
+            let player = session.makePlayer(for: 0) { _ in }
+            #expect(player.url == media && player.captionSources == [words] && player.key == CacheKey(custom: story.cacheKey ?? ""))
+            await sim.close()
+        }
+
         @Test func whatShowsFollowsTheStorysClock() {
             let track = CaptionTrack(language: nil, origin: .sidecar, cues: CaptionDocumentParsing.cues(Self.srt))
             #expect(CaptionShown(track, at: 0.4) == nil)

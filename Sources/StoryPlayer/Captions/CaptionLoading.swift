@@ -17,6 +17,29 @@ public enum CaptionLoading {
         return tracks
     }
 
+    /// Files on this machine no larger than this are read before the story starts (a caption file is a few
+    /// kilobytes; reading it costs less than a frame, and its first cue is then never late).
+    public static let readFirstLimit = 1 << 20
+
+    /// The tracks of the local caption files among `sources` small enough to read at once, and the sources left.
+    public static func readSmallLocal(_ sources: [CaptionSource]) -> (tracks: [CaptionTrack], rest: [CaptionSource]) {
+        var tracks: [CaptionTrack] = []
+        var rest: [CaptionSource] = []
+        for source in sources {
+            guard case .local(_, let file) = source.location,
+                let size = (try? FileManager.default.attributesOfItem(atPath: file.path))?[.size] as? Int,
+                size <= readFirstLimit
+            else {
+                rest.append(source)
+                continue
+            }
+            guard let data = FileManager.default.contents(atPath: file.path) else { continue }
+            let cues = CaptionDocument.parse([UInt8](data)).cues
+            if !cues.isEmpty { tracks.append(CaptionTrack(language: source.language, origin: .sidecar, cues: cues)) }
+        }
+        return (tracks, rest)
+    }
+
     /// At most `CaptionDocument.byteLimit` bytes of the file or URL, nil when it cannot be read.
     static func read(_ location: StorySource, loader: MediaLoader) async -> [UInt8]? {
         switch location {

@@ -15,7 +15,11 @@ extension Player {
     func readCaptions() -> Task<Void, Never>? {
         let file = captionFile.flatMap { $0.lowercased().hasSuffix(".m3u8") ? nil : $0 }
         guard !captionSources.isEmpty || file != nil else { return nil }
-        let (sources, loader, languages) = (captionSources, loader, configuration.captionLanguages)
+        let languages = configuration.captionLanguages
+        // Small files on this machine are read now: their first cue is never late, however busy the machine.
+        let (first, sources) = CaptionLoading.readSmallLocal(captionSources)
+        addCaptionTracks(first, languages: languages)
+        let loader = loader
         return Task { [self] in
             let tracks = await CaptionLoading.tracks(for: sources, loader: loader)
             addCaptionTracks(tracks, languages: languages)
@@ -24,7 +28,14 @@ extension Player {
             let embedded = await withCheckedContinuation { (done: CheckedContinuation<[CaptionTrack], Never>) in
                 DispatchQueue.global(qos: .utility).async { done.resume(returning: EmbeddedCaptions.tracks(inFile: file)) }
             }
-            addCaptionTracks(embedded, languages: languages)
+            // The whole tracks replace what the decoder passed so far (it goes on reading them in step with the
+            // picture, so a cue due before this read ends is not missed).
+            shared.withLockedValue { s in
+                s.embeddedWhole = true
+                s.captionTracks = s.captionTracks.filter { $0.origin != .embedded } + embedded
+                s.captions = CaptionTrack.choose(s.captionTracks, languages: languages)
+            }
+            wakeup.signal()
         }
     }
 
@@ -50,15 +61,15 @@ extension Player {
         }
     }
 
-    /// The subtitle streams of a file read through the loader arrive as the decoder reads on: its tracks replace
-    /// the embedded ones whenever they gained cues. (A file on this machine was read whole at the start.)
+    /// The subtitle streams arrive as the decoder reads on: its tracks replace the embedded ones whenever they
+    /// gained cues, until a file on this machine has been read whole.
     private func adoptStreamedCaptions(_ decoder: MediaDecoder?) {
-        guard captionFile == nil, let decoder else { return }
+        guard let decoder else { return }
         let tracks = decoder.subtitleTracks
         let count = tracks.reduce(0) { $0 + $1.cues.count }
         let languages = configuration.captionLanguages
         shared.withLockedValue { s in
-            guard count != s.streamedCues else { return }
+            guard count != s.streamedCues, !s.embeddedWhole else { return }
             s.streamedCues = count
             s.captionTracks = s.captionTracks.filter { $0.origin != .embedded } + tracks
             s.captions = CaptionTrack.choose(s.captionTracks, languages: languages)

@@ -59,6 +59,8 @@ public final class Player: Sendable {
         var hlsCaptions: [HLSCaptions.Read] = []
         /// Cues of the file's subtitle streams taken from the decoder so far (a file not on this machine).
         var streamedCues = 0
+        /// The file's subtitle streams were read whole (a file on this machine): the decoder's are not needed.
+        var embeddedWhole = false
     }
     let shared: NIOLockedValueBox<Shared>
     /// Wakes the playback loop: bytes it waits for, a frame, a key, a failure, the check against the origin.
