@@ -121,6 +121,34 @@ extension SimulationSuites {
             await sim.close()
         }
 
+        @Test func aLoopThatWakesLateStillReportsTheCuesItMissedButNotOnesASeekJumped() async throws {
+            let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 2_000_000, latency: 0.01))
+            let events = EventRecorder()
+            let player = Player(
+                loader: sim.loader, url: sim.origin.url("c.mp4"), storyID: "c", clock: sim.clock, onEvent: events.handler)
+            player.addCaptionTracks(
+                [CaptionTrack(language: nil, origin: .sidecar, cues: CaptionDocumentParsing.cues(Self.srt))], languages: [])
+            var reporting = CaptionReporting()
+            func look(at position: Double) {
+                var status = PlaybackStatus()
+                status.state = .playing
+                status.position = position
+                _ = player.captionWake(status, reported: &reporting, decoder: nil)
+            }
+            look(at: 0.1)
+            look(at: 1.05)  // "one" (0.5-1.0) came and went while the loop slept
+            look(at: 2.5)   // "two" shows
+            look(at: 0)     // back to the start, then a seek over both cues: neither is reported again
+            look(at: 3.5)
+            look(at: 9.5)
+            let texts = events.all.compactMap { event -> String? in
+                if case .caption(_, let shown) = event { return shown.text }
+                return nil
+            }
+            #expect(texts == ["one", "two", "past the end"], "\(texts)")
+            await sim.close()
+        }
+
         @Test func whatShowsFollowsTheStorysClock() {
             let track = CaptionTrack(language: nil, origin: .sidecar, cues: CaptionDocumentParsing.cues(Self.srt))
             #expect(CaptionShown(track, at: 0.4) == nil)

@@ -79,7 +79,7 @@ extension Player {
     /// Reports a caption that began showing (once each), and returns when what shows changes next on the clock
     /// (nil: it does not change while the story plays on). HLS renditions read meanwhile join once the stream's
     /// zero is known (the decoder opened; without one, the first mapped segment's time stands for it).
-    func captionWake(_ status: PlaybackStatus, reported: inout CaptionShown?, decoder: MediaDecoder?) -> Double? {
+    func captionWake(_ status: PlaybackStatus, reported: inout CaptionReporting, decoder: MediaDecoder?) -> Double? {
         if decoder?.isOpen ?? true {
             let reads = shared.withLockedValue { s in
                 defer { s.hlsCaptions = [] }
@@ -92,12 +92,32 @@ extension Player {
         }
         adoptStreamedCaptions(decoder)
         guard let track = captions else { return nil }
-        let shown = CaptionShown(track, at: status.position)
-        if let shown, shown != reported, configuration.reportsCaptions {
+        let position = status.position
+        if configuration.reportsCaptions {
+            // A loop that woke late (a busy machine) still reports the cues that came and went since it last
+            // looked; a jump (a seek) does not.
+            if let through = reported.through, position - through > 0.1, position - through <= 1 {
+                for cue in track.cues where cue.start > through && cue.start <= position && cue.end <= position {
+                    onEvent(.caption(id: storyID, shown: CaptionShown(
+                        text: cue.text, italic: cue.italic, start: cue.start, end: cue.end, language: track.language,
+                        origin: track.origin)))
+                }
+            }
+        }
+        let shown = CaptionShown(track, at: position)
+        if let shown, shown != reported.shown, configuration.reportsCaptions {
             onEvent(.caption(id: storyID, shown: shown))
         }
-        reported = shown
+        reported.shown = shown
+        reported.through = position
         guard status.state == .playing, let next = track.nextChange(after: status.position) else { return nil }
         return clock.now + Swift.max(0.001, next - status.position)
     }
+}
+
+/// What the playback loop has reported of a story's captions: the caption showing at its last look, and the
+/// playhead then.
+struct CaptionReporting {
+    var shown: CaptionShown?
+    var through: Double?
 }

@@ -320,7 +320,7 @@ public final class Player: Sendable {
             checked.cancel()
             sound?.stop(id: soundID)
         }
-        var reportedCaption: CaptionShown?
+        var reportedCaption = CaptionReporting()
         while true {
             try Task.checkCancellation()
             var actions = machine.handle(.observed(observe(run, machine, generation: generation, decoder: decoder)))
