@@ -35,14 +35,20 @@ extension SimulationSuites {
             var handler: @Sendable (PlayerEvent) -> Void { { event in self.events.withLockedValue { $0.append((self.clock.now, event)) } } }
         }
 
-        @Test func eachCueIsReportedWhenThePlayheadReachesIt() async throws {
+        /// A simulation serving the 4 s story, and its caption file in a scratch folder.
+        static func rig() async throws -> (Simulation, TemporaryDirectory, URL) {
             let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 2_000_000, latency: 0.01))
-            sim.origin.set(OriginResource(bytes: Self.video), at: "/c.mp4")
+            sim.origin.set(OriginResource(bytes: video), at: "/c.mp4")
             let scratch = TemporaryDirectory()
             try FileManager.default.createDirectory(at: scratch.url, withIntermediateDirectories: true)
-            defer { scratch.cleanup() }
             let file = scratch.url.appendingPathComponent("c.srt")
-            try Data(Self.srt.utf8).write(to: file)
+            try Data(srt.utf8).write(to: file)
+            return (sim, scratch, file)
+        }
+
+        @Test func eachCueIsReportedWhenThePlayheadReachesIt() async throws {
+            let (sim, scratch, file) = try await Self.rig()
+            defer { scratch.cleanup() }
             let timed = Timed(clock: sim.clock)
             let player = Player(
                 loader: sim.loader, url: sim.origin.url("c.mp4"), storyID: "c", clock: sim.clock,
@@ -68,13 +74,8 @@ extension SimulationSuites {
         }
 
         @Test func aSeekBackShowsTheCueAgain() async throws {
-            let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 2_000_000, latency: 0.01))
-            sim.origin.set(OriginResource(bytes: Self.video), at: "/c.mp4")
-            let scratch = TemporaryDirectory()
-            try FileManager.default.createDirectory(at: scratch.url, withIntermediateDirectories: true)
+            let (sim, scratch, file) = try await Self.rig()
             defer { scratch.cleanup() }
-            let file = scratch.url.appendingPathComponent("c.srt")
-            try Data(Self.srt.utf8).write(to: file)
             let timed = Timed(clock: sim.clock)
             let player = Player(
                 loader: sim.loader, url: sim.origin.url("c.mp4"), storyID: "c", clock: sim.clock,

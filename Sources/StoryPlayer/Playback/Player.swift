@@ -207,7 +207,7 @@ public final class Player: Sendable {
     static let maxRestarts = 2
 
     /// True when the cached copy this attempt started with was replaced by another version.
-    private func versionChanged(since generation: Int64?) -> Bool {
+    func versionChanged(since generation: Int64?) -> Bool {
         guard let generation, let current = loader.cached(key)?.generation else { return false }
         return current != generation
     }
@@ -374,42 +374,9 @@ public final class Player: Sendable {
         }
     }
 
-    /// What the player's threads see now, for the machine.
-    private func observe(
-        _ run: MediaRun, _ machine: PlaybackMachine, generation: Int64?, decoder: MediaDecoder?
-    ) -> PlaybackMachine.Observation {
-        let now = clock.now
-        let (muted, held, downloadedEnd, failure) = shared.withLockedValue { s in
-            (s.muted, s.held != nil, s.downloadedEnd, s.failure)
-        }
-        let story = storySound(decoder: decoder, queue: decoder?.sound, muted: muted)
-        let parts = run.parts
-        return PlaybackMachine.Observation(
-            now: now, buffered: bufferedSeconds(at: machine.status.position, in: parts, downloadedEnd: downloadedEnd),
-            firstFrameReady: decoder.map { !$0.decodesPictures || $0.frame != nil || held } ?? true,
-            sound: story == .playing ? (machine.soundPlaying ? sound?.reading(id: soundID) : .waiting) : nil,
-            storySound: story, upcomingFrame: decoder?.upcoming, frames: decoder?.counts ?? FrameCounts(),
-            frameInterval: decoder?.cadence?.interval, downloadedThrough: parts.seconds(at: downloadedEnd),
-            knownThrough: parts.knownEnd,
-            // Grows as an HLS story learns its segments' lengths.
-            contentLength: run.estimatedLength, offline: loader.isOffline(key), downloadFailure: failure,
-            decoderFailure: decoder?.failure.map { "\($0)" }, versionChanged: versionChanged(since: generation))
-    }
-
-    /// Whether the story's sound can be heard now, for the machine and the header.
-    private func storySound(decoder: MediaDecoder?, queue: SoundQueue?, muted: Bool) -> StorySound {
-        guard let sound, let decoder else { return .off }
-        if case .unavailable = sound.availability { return .off }
-        guard decoder.isOpen else { return .unknown }
-        guard queue != nil else { return .silent }
-        if muted { return .muted }
-        if case .opening = sound.availability { return .unknown }
-        return .playing
-    }
-
     /// Seconds of media available from the playhead at `position` on (contiguous), from disk or from a
     /// stream-through download.
-    private func bufferedSeconds(at position: Double, in parts: MediaParts, downloadedEnd: Int64) -> Double {
+    func bufferedSeconds(at position: Double, in parts: MediaParts, downloadedEnd: Int64) -> Double {
         let byte = parts.offset(at: position)
         let onDisk = parts.contiguousCached(from: byte, in: loader)
         let streamed = downloadedEnd - byte
