@@ -10,11 +10,21 @@ enum XMLText {
     static func utf8(_ data: Data) -> Data {
         var data = data
         if String(validatingUTF8: data) == nil { data = latin1(data) }
-        guard data.range(of: Data("<?".utf8)) != nil, var text = String(bytes: data, encoding: .utf8) else { return data }
-        let declaration = text.range(of: #"^<\?xml[\s?][^?]*\?>"#, options: .regularExpression).map { String(text[$0]) } ?? ""
-        text.removeFirst(declaration.count)
-        text = declaration + text.replacingOccurrences(of: #"<\?[\s\S]*?\?>"#, with: "", options: .regularExpression)
-        return Data(text.utf8)
+        guard data.range(of: Data("<?".utf8)) != nil, let text = String(bytes: data, encoding: .utf8) else { return data }
+        return Data(withoutInstructions(text).utf8)
+    }
+
+    /// `text` with only a well-formed leading declaration (`<?xml` and a space, no tag inside) left of its
+    /// processing instructions; one cut short runs to the end and goes too. Removal repeats, as taking one out can
+    /// join the text around it into another (`<<?a?>?b?>`).
+    static func withoutInstructions(_ text: String) -> String {
+        let declaration = text.range(of: #"^<\?xml[ \t\r\n][^<>?]*\?>"#, options: .regularExpression)
+            .map { String(text[$0]) } ?? ""
+        var body = String(text.dropFirst(declaration.count))
+        while body.contains("<?") {
+            body = body.replacingOccurrences(of: #"<\?[\s\S]*?(\?>|$)"#, with: "", options: .regularExpression)
+        }
+        return declaration + body
     }
 
     /// Every byte of `data` as the Latin-1 character it is, in UTF-8, the declared encoding removed.

@@ -180,4 +180,32 @@ import StoryPlayer
         let entries = try FollowList.parseOPML(stray)
         #expect(entries.map(\.name) == ["Cleo"])
     }
+
+    /// The system's XML parser reads a C string from nowhere for a processing instruction without data: a
+    /// declaration that is not one (`<?xml?>`), one inside the body, one cut short — none reaches it (a fuzzer's find).
+    @Test(arguments: [
+        "<?xml?><opml version=\"2.0\"><body><outline type=\"link\" text=\"P\" url=\"https://v.example/@p\"/></body></opml>",
+        "<?xml version=\"1.0\"?><opml version=\"2.0\"><body><outline type=\"link\" text=\"P\" url=\"https://v.example/@p\"/></body></opml><?xml?>",
+        "<?xml version=\"1.0\"?><opml version=\"2.0\"><body><outline type=\"link\" text=\"P\" url=\"https://v.example/@p\"/></body></opml><<?a?>?b?>",
+        "<?xml version=\"1.0\"?><opml version=\"2.0\"><body><outline type=\"link\" text=\"P\" url=\"https://v.example/@p\"/></body></opml><?",
+    ])
+    func instructionsWithoutDataNeverReachTheParser(text: String) {
+        let cleaned = XMLText.withoutInstructions(text)
+        let declaration = cleaned.hasPrefix("<?xml version=\"1.0\"?>") ? 21 : 0
+        #expect(!cleaned.dropFirst(declaration).contains("<?"), "\(cleaned)")
+        #expect((try? FollowList.parseOPML(Data(text.utf8)))?.map(\.name) == ["P"])
+        _ = try? FeedParser.parse(Data(text.utf8), url: base)
+    }
+
+    /// The fuzzer's input itself: a declaration with no data, tags and a cut-short instruction after it.
+    @Test func theFuzzersOPMLIsReadWithoutACrash() throws {
+        var bytes = Data("<?xml?><opml version=\"2.0\"><head><title>x<ad>><oute type=\"link\" text=".utf8)
+        bytes.append(contentsOf: [0x01, 0, 0, 0, 0, 0, 0, 0])
+        bytes.append(contentsOf: Array("\"P\" url=\"httPs://video.example].m/@p\"".utf8))
+        bytes.append(contentsOf: [0, 0, 0, 0x8A])
+        bytes.append(contentsOf: Array("sion?><opml version=\"2.0\"></opm<?xml versiol>n=\"1.0\"?><?".utf8))
+        _ = try? FollowList.parseOPML(bytes)
+        _ = try? FeedParser.parse(bytes, url: base)
+        #expect(!XMLText.withoutInstructions(String(decoding: bytes, as: UTF8.self)).contains("<?"))
+    }
 }
