@@ -1,5 +1,5 @@
 import Foundation
-import MediaCache
+@testable import MediaCache
 import Testing
 
 /// `file:` URLs are read straight from disk through the loader's interface: exact bytes, nothing cached,

@@ -247,22 +247,22 @@ extension SimulationSuites {
             serveStream(on: sim.origin, subtitles: true)
             sim.origin.set(OriginResource(bytes: content(1_000)), at: "/a.mp4")
             let (preloader, driver) = preloadingTheHLSStoryNext(sim)
-            let store = sim.loader.store
+            let store = sim.loader
             let key: @Sendable (String) -> CacheKey = { CacheKey(url: sim.origin.url("s/lo/\($0)")) }
             try await sim.run {
                 // Bounded: the playlists are read, then the segments of the first 3 s (two of 2 s) preloaded.
-                for _ in 0..<600 where store.info(for: key("seg1.ts"))?.state != .complete {
+                for _ in 0..<600 where store.cached(key("seg1.ts"))?.state != .complete {
                     try await sim.clock.sleep(until: sim.clock.now + 0.1)
                 }
                 await preloader.waitUntilIdle()
             }
-            #expect(store.info(for: key("seg0.ts"))?.state == .complete)
-            #expect(store.info(for: key("seg1.ts"))?.state == .complete)
-            #expect(store.info(for: key("seg2.ts")) == nil, "only the first seconds are preloaded")
+            #expect(store.cached(key("seg0.ts"))?.state == .complete)
+            #expect(store.cached(key("seg1.ts"))?.state == .complete)
+            #expect(store.cached(key("seg2.ts")) == nil, "only the first seconds are preloaded")
             // The default subtitle rendition's first seconds too.
             let subtitle: @Sendable (String) -> CacheKey = { CacheKey(url: sim.origin.url("s/subs/\($0)")) }
-            #expect(store.info(for: subtitle("sub0.vtt"))?.state == .complete)
-            #expect(store.info(for: subtitle("sub2.vtt")) == nil)
+            #expect(store.cached(subtitle("sub0.vtt"))?.state == .complete)
+            #expect(store.cached(subtitle("sub2.vtt")) == nil)
             #expect(!sim.origin.requests.contains { $0.path.hasPrefix("/s/hi/") && $0.path.hasSuffix(".ts") })
             withExtendedLifetime(driver) {}
             await sim.close()
@@ -278,16 +278,16 @@ extension SimulationSuites {
             }
             await sim.origin.resetCounters()
             let (preloader, driver) = preloadingTheHLSStoryNext(sim)
-            let store = sim.loader.store
+            let store = sim.loader
             let master = CacheKey(url: sim.origin.url("s/master.m3u8"))
             try await sim.run {
                 // Bounded: the master playlist is fetched (not cached yet), then the variant's first seconds planned.
-                for _ in 0..<600 where store.info(for: master)?.state != .complete {
+                for _ in 0..<600 where store.cached(master)?.state != .complete {
                     try await sim.clock.sleep(until: sim.clock.now + 0.1)
                 }
                 await preloader.waitUntilIdle()
             }
-            #expect(store.info(for: master)?.state == .complete)
+            #expect(store.cached(master)?.state == .complete)
             // The player starts on lo (its first segment is cached): the preload fetches no segment of hi.
             let segments = sim.origin.requests.filter { $0.path.hasSuffix(".ts") }.map(\.path)
             #expect(segments.isEmpty, "\(segments)")

@@ -15,6 +15,15 @@ extension MediaLoader {
         store.availableRanges(for: key, noticingChangesWithin: Self.viewAge)
     }
 
+    /// How many changes the cache has seen (this process's at once, another process's once noticed), for
+    /// `waitForChange(after:)`.
+    public var cacheVersion: UInt64 { store.changes.version }
+
+    /// Returns once the cache changed after `version` (a `cacheVersion` read before the reader last looked): bytes
+    /// written, an entry recorded, replaced or removed, here or in another process (noticed within `viewAge`);
+    /// or when the task is cancelled. Readers wait on this instead of looking again at an interval.
+    public func waitForChange(after version: UInt64) async { await watcher.wait(after: version) }
+
     /// The most the cache keeps, in bytes (its configuration: no lock taken, for a screen's every frame).
     public var cacheByteLimit: Int64 { store.configuration.totalByteLimit }
 

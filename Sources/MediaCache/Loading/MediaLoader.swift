@@ -148,8 +148,8 @@ public enum CacheOutcome: String, Sendable, Codable {
 /// The resource loader: answers byte-range requests from disk at once and streams missing bytes from the origin as
 /// they arrive, writing them down; one fetch per missing range however many readers want it.
 public final class MediaLoader: Sendable {
-    /// The store bytes are written to and read from.
-    public let store: CacheStore
+    /// The store bytes are written to and read from (readers get views of it: `cached`, `cachedRanges`).
+    let store: CacheStore
     /// Tuning.
     public let configuration: LoaderConfiguration
     let coordinator: FetchCoordinator
@@ -157,6 +157,7 @@ public final class MediaLoader: Sendable {
     let eventLog: EventLog?
     let logger: Logger
     let traffic: TrafficMeter
+    let watcher: CacheWatcher
 
     /// Creates a loader over `store`; `eventLog` receives one JSON line per fetch, validation and request.
     public init(
@@ -168,6 +169,7 @@ public final class MediaLoader: Sendable {
         self.eventLog = eventLog
         self.logger = logger
         traffic = TrafficMeter(store: store)
+        watcher = CacheWatcher(store: store, interval: Self.viewAge)
         coordinator = FetchCoordinator(blockSize: configuration.blockSize, joinWindow: configuration.joinWindow)
         fetcher = OriginFetcher(configuration: configuration.client)
     }

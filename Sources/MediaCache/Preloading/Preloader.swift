@@ -30,6 +30,9 @@ public final class Preloader: Sendable {
     /// Works out what `.seconds` amounts need (nil: the first `configuration.fallbackBytes`).
     let planner: (any PreloadPlanning)?
     let state = NIOLockedValueBox(State())
+    /// Counts changes of `progress` (a preload started, moved on, finished, failed or dropped), for readers that
+    /// wait instead of looking.
+    public let changes = ChangeSignal()
 
     /// A preloader fetching through `loader`; `planner` turns `.seconds` into byte ranges for the media formats it
     /// knows.
@@ -75,6 +78,7 @@ public final class Preloader: Sendable {
             }
             return (cancel, s.job == nil && !s.queue.isEmpty)
         }
+        changes.signal()
         cancel?.cancel()
         if start { startNext() }
     }
@@ -148,6 +152,7 @@ public final class Preloader: Sendable {
                 do {
                     _ = try await run(target, gated: true) { [self] progress in
                         state.withLockedValue { $0.progress[target.key] = progress }
+                        changes.signal()
                     }
                 } catch is CancellationError {
                     state.withLockedValue { s in
@@ -171,6 +176,7 @@ public final class Preloader: Sendable {
             defer { s.idleWaiters = [] }
             return s.idleWaiters
         }
+        changes.signal()
         for waiter in idle { waiter.resume() }
         startNext()
     }

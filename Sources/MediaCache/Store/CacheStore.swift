@@ -207,3 +207,14 @@ public final class CacheStore: Sendable {
     /// Blocks until files moved to `trash/` so far have been unlinked.
     public func waitForTrash() { layout.waitForTrash() }
 }
+
+extension CacheStore {
+    /// Counts every change to the cache this process makes, and every change of another process's it notices.
+    public var changes: ChangeSignal { table.changes }
+
+    /// Looks at the index's data version now unless looked at less than `maxAge` nanoseconds ago: another
+    /// process's change then shows on `changes`.
+    func noticeOtherProcesses(within maxAge: UInt64) {
+        table.locked(noticingChangesWithin: maxAge) { _ in }
+    }
+}

@@ -67,6 +67,9 @@ public final class Player: Sendable {
     let wakeup = Wakeup()
     /// Wakes the download when the playhead moved (it reads at most `readAhead` seconds ahead).
     let progress = Wakeup()
+    /// Counts changes of `status` (each time the machine's status is published: a state, bytes arrived, a frame),
+    /// for the session's readers, which wait on it instead of looking at an interval.
+    public let changes = ChangeSignal()
 
     /// A player for `url` (an MP4, or an HLS playlist whose variant playlists and segments are cached under
     /// `partKey`); `fallbackDuration` is used for media that is neither. A story whose `unavailable` says why it
@@ -201,6 +204,7 @@ public final class Player: Sendable {
             s.statusAt = now
         }
         progress.signal()
+        changes.signal()
     }
 
     /// How often one run starts over because the origin's version changed under it.

@@ -42,6 +42,13 @@ public struct PreloadPolicy: Sendable, Equatable {
         return isOpen != before
     }
 
+    /// When, on the player's clock, the gate changes with no news: an open gate while the story plays closes as
+    /// its buffer runs below the low-water mark (the playhead eats it); nil when nothing changes by itself.
+    public func nextChange(of status: PlaybackStatus, at now: Double) -> Double? {
+        guard isOpen, status.state == .playing, !status.isBufferedToEnd else { return nil }
+        return now + Swift.max(0, status.bufferedSeconds - lowWater) + 0.001
+    }
+
     /// Closes the gate (a new story is starting).
     public mutating func storyChanged() { isOpen = false }
 
@@ -176,11 +183,24 @@ public final class PreloadDriver: Sendable {
         if open { preloader.resume() } else { preloader.pause() }
     }
 
-    /// Observes `player` every `interval` seconds of `clock` time until the task is cancelled.
-    public func watch(_ player: Player, clock: PlaybackClock, interval: Double = 0.1) async {
+    /// Feeds `player`'s status to the gate whenever it changes, and when its buffer would run below the low-water
+    /// mark with no news, then calls `each` (also when a preload moved on); until the task is cancelled. Told, not
+    /// looking: nothing runs while nothing changes.
+    public func watch(_ player: Player, clock: PlaybackClock, each: @Sendable () -> Void = {}) async {
         while !Task.isCancelled {
-            observe(player.status)
-            do { try await clock.sleep(until: clock.now + interval) } catch { return }
+            let (seenPlayer, seenPreloads) = (player.changes.version, preloader.changes.version)
+            let status = player.status
+            observe(status)
+            each()
+            let now = clock.now
+            let deadline = policy.withLockedValue { $0.nextChange(of: status, at: now) }
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await player.changes.wait(after: seenPlayer) }
+                group.addTask { await self.preloader.changes.wait(after: seenPreloads) }
+                if let deadline { group.addTask { try? await clock.sleep(until: deadline) } }
+                await group.next()
+                group.cancelAll()
+            }
         }
     }
 }

@@ -10,12 +10,8 @@ extension StoryController {
     /// Watches the playing story (generation `generation`) until the task is cancelled: feeds the preload gate,
     /// and once the stories → and auto-advance go to are preloaded, decodes their first frames ahead while the gate
     /// is open (the playing story has enough buffered), so they show at once.
-    func watch(_ player: Player, generation: Int, interval: Double = 0.1) async {
-        while !Task.isCancelled {
-            session.preload?.observe(player.status)
-            decodeAhead(generation: generation)
-            do { try await session.clock.sleep(until: session.clock.now + interval) } catch { return }
-        }
+    func watch(_ player: Player, generation: Int) async {
+        await session.preload?.watch(player, clock: session.clock) { [self] in decodeAhead(generation: generation) }
     }
 
     /// Starts decoding the first frames of the preloaded stories next in line (at most one decode at a time).

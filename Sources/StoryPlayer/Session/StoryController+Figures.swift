@@ -14,15 +14,26 @@ struct StoreFigures: Sendable {
 }
 
 extension StoryController {
-    /// How often the screen's store figures are read again.
-    static let figuresInterval: Duration = .milliseconds(100)
+    /// The least time between two reads of the store figures: bytes arrive in many small writes, and one read
+    /// covers them all.
+    static let figuresGap: Duration = .milliseconds(50)
 
-    /// Reads the store figures until cancelled.
+    /// Reads the store figures, then again each time the cache changes (here or in another process) or another
+    /// story starts, until cancelled. Nothing is read while nothing changes.
     func refreshFigures() async {
+        let loader = session.loader
         while !Task.isCancelled {
+            let (cacheSeen, movesSeen) = (loader.cacheVersion, moves.version)
             let figures = readFigures()
             state.withLockedValue { $0.figures = figures }
-            try? await Task.sleep(for: Self.figuresInterval)
+            let read = ContinuousClock.now
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await loader.waitForChange(after: cacheSeen) }
+                group.addTask { await self.moves.wait(after: movesSeen) }
+                await group.next()
+                group.cancelAll()
+            }
+            try? await Task.sleep(until: read + Self.figuresGap, clock: .continuous)
         }
     }
 

@@ -4,8 +4,8 @@ import MediaCache
 extension StoryController {
     /// The screen's state now. Cheap and synchronous, for a UI thread: it reads only what the player and the
     /// preloader publish, never the store. What the screen shows of the store (cached bytes, lengths, the cached
-    /// map, disk used) comes from `StoreFigures`, read by a task of its own every `figuresInterval` (started by
-    /// the first snapshot, so headless runs never pay for it).
+    /// map, disk used) comes from `StoreFigures`, read by a task of its own whenever the cache changes or another
+    /// story starts (started by the first snapshot, so headless runs never pay for it).
     public func snapshot() -> SessionSnapshot {
         let (navigator, player, paused, failing, figures, muted, begin) = state.withLockedValue { s in
             // The playing story's parts, once its player has read them, stay known for its row.

@@ -73,6 +73,8 @@ public final class StoryController: Sendable {
     let emit: @Sendable (PlayerEvent) -> Void
     /// First frames decoded ahead for the stories next in line.
     public let ahead = FirstFramesAhead()
+    /// Counts story changes, for the store figures (the playing story's cached map).
+    let moves = ChangeSignal()
     let started = ContinuousClock.now
 
     /// A controller over `session`, before the first story; `onEvent` gets every event (story start and end,
@@ -236,6 +238,7 @@ public final class StoryController: Sendable {
         }
         old?.cancel()
         oldWatch?.cancel()
+        moves.signal()
         guard state.withLockedValue({ !$0.stopped }) else { return }
         session.preload?.storyChanged(to: index, navigator: navigator)
         let passed = state.withLockedValue { s -> [Int] in

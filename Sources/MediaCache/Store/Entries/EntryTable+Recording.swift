@@ -28,6 +28,7 @@ extension EntryTable {
             entry.unrecordedBytes = 0
             s.entries[key] = entry
             s.unrecorded.remove(key)
+            changes.signal()
             return
         }
         var fresh = durable
@@ -116,6 +117,7 @@ extension EntryTable {
                 entry.verified.remove(block)
             }
             s.entries[key] = entry
+            changes.signal()
             return
         }
         let generation = entry.info.generation

@@ -15,6 +15,8 @@ final class EntryTable: Sendable {
     /// True when nothing may be recorded or repaired.
     let isReadOnly: Bool
     let state: StoreLock<StoreState>
+    /// Counts every change to an entry this process makes or notices, for readers that wait instead of looking.
+    let changes = ChangeSignal()
 
     init(
         index: CacheIndex, layout: CacheLayout, verifiesChecksums: Bool, logger: Logger,
@@ -69,6 +71,7 @@ final class EntryTable: Sendable {
         if version != s.dataVersion {
             s.dataVersion = version
             s.epoch += 1
+            changes.signal()
         }
     }
 
@@ -121,6 +124,7 @@ final class EntryTable: Sendable {
         s.files.removeValue(forKey: key)
         s.unrecorded.remove(key)
         s.accessed.remove(key)
+        changes.signal()
     }
 
     /// Keeps the entry cache bounded: entries not in use (unpinned, nothing unrecorded, no open file) go first.
@@ -158,6 +162,7 @@ final class EntryTable: Sendable {
         }
         s.usageEpoch = -1
         if let after { take(&s, after) } else { forget(&s, key) }
+        changes.signal()
         return result
     }
 
