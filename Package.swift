@@ -106,7 +106,7 @@ let package = Package(
         ),
         .target(
             name: "StoriesUI",
-            dependencies: ["Terminal", "StoryPlayer", "MediaCache"]
+            dependencies: ["Terminal", "StoryPlayer"]
         ),
         .executableTarget(
             name: "stories-tui",

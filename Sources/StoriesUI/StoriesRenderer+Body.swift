@@ -1,4 +1,3 @@
-import MediaCache
 import StoryPlayer
 import Terminal
 

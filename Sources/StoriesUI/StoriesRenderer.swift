@@ -1,4 +1,3 @@
-import MediaCache
 import StoryPlayer
 import Terminal
 
@@ -145,7 +144,7 @@ public struct StoriesRenderer {
             }
             right.append(("   plays \(row.plays)" + (row.maxViews.map { "/\($0)" } ?? ""), .plain))
             right.append(("   ", .plain))
-            right.append(indicator(status?.cache))
+            right.append(indicator(status))
         }
         let rightWidth = right.reduce(0) { $0 + $1.0.count }
         var x = grid.width - 1 - rightWidth
@@ -183,8 +182,9 @@ public struct StoriesRenderer {
         }
     }
 
-    func indicator(_ cache: CacheOutcome?) -> (String, CellStyle) {
-        switch cache {
+    /// The cache badge of the story's status: where its bytes came from, once known.
+    func indicator(_ status: PlaybackStatus?) -> (String, CellStyle) {
+        switch status?.cache {
         case .hit: return (" HIT ", tint(.green, bold: true, reverse: true))
         case .partial: return (" PARTIAL ", tint(.yellow, bold: true, reverse: true))
         case .miss: return (" MISS ", tint(.red, bold: true, reverse: true))

@@ -92,7 +92,7 @@ struct CacheDirOption: ParsableArguments {
         let path = store.directory.appendingPathComponent(PlayCountStore.fileName).path
         guard create || FileManager.default.fileExists(atPath: path) else { return nil }
         do {
-            return try PlayCountStore(directory: store.directory)
+            return try PlayCountStore(directory: store.directory, earlier: store.legacyPlayCounts)
         } catch {
             StandardStreams.writeError("stories-tui: \(error); play counts are kept for this run only\n")
             return nil

@@ -15,9 +15,10 @@ public final class PlayCountStore: Sendable {
     /// The file play counts are kept in, inside a cache directory.
     public static let fileName = "plays.sqlite"
 
-    /// Opens (creating if needed) the play counts kept in `directory`. Counts recorded by earlier versions in the
-    /// cache index are taken over once, when the file is created.
-    public convenience init(directory: URL) throws {
+    /// Opens (creating if needed) the play counts kept in `directory`. When the file is created, the counts
+    /// `earlier` gives (what earlier versions kept in the cache index: `CacheStore.legacyPlayCounts`) are taken
+    /// over once; this type never opens the cache's own database.
+    public convenience init(directory: URL, earlier: () -> [CacheKey: Int] = { [:] }) throws {
         let path = directory.appendingPathComponent(Self.fileName).path
         let isNew = !FileManager.default.fileExists(atPath: path)
         var configuration = Configuration()
@@ -30,7 +31,7 @@ public final class PlayCountStore: Sendable {
         } catch {
             throw PlayCountError(message: "cannot open the play counts at \(path): \(Self.describe(error))")
         }
-        if isNew { importLegacyCounts(from: directory.appendingPathComponent("index.sqlite").path) }
+        if isNew { takeOver(earlier()) }
     }
 
     /// Counts kept in memory only (nothing persists past the process).
@@ -122,23 +123,12 @@ public final class PlayCountStore: Sendable {
         }
     }
 
-    /// Copies the `playCount` table earlier versions kept in the cache index (same keys), if there is one.
-    private func importLegacyCounts(from indexPath: String) {
-        guard FileManager.default.fileExists(atPath: indexPath) else { return }
-        var configuration = Configuration()
-        configuration.readonly = true
-        guard let index = try? DatabaseQueue(path: indexPath, configuration: configuration),
-            let rows = try? index.read({ db -> [Row] in
-                guard try db.tableExists("playCount") else { return [] }
-                return try Row.fetchAll(db, sql: "SELECT key, count FROM playCount")
-            })
-        else { return }
+    /// Records `counts` (from an earlier version) for keys not counted yet.
+    private func takeOver(_ counts: [CacheKey: Int]) {
+        guard !counts.isEmpty else { return }
         try? queue.write { db in
-            for row in rows {
-                guard let hex: String = try? row.decode(forColumn: "key"), CacheKey(hex: hex) != nil,
-                    let count: Int = try? row.decode(forColumn: "count"), count > 0
-                else { continue }
-                try db.execute(sql: "INSERT OR IGNORE INTO play (key, count) VALUES (?, ?)", arguments: [hex, count])
+            for (key, count) in counts where count > 0 {
+                try db.execute(sql: "INSERT OR IGNORE INTO play (key, count) VALUES (?, ?)", arguments: [key.hex, count])
             }
         }
     }
