@@ -35,6 +35,9 @@ enum PreloadBenchmark {
         if arguments.first == "follow" {
             return await FollowBenchmark.main(Array(arguments.dropFirst()))
         }
+        if arguments.first == "view" {
+            return await ViewReadBenchmark.main(Array(arguments.dropFirst()))
+        }
         if arguments.first == "fill" {
             return await IndexFillBenchmark.main(Array(arguments.dropFirst()))
         }
@@ -59,6 +62,7 @@ enum PreloadBenchmark {
                 print("       stories-bench fill DIR [--entries N] [--size BYTES]")
                 print("       stories-bench swipe [--rounds N] [--box WxH] [--phone-clips N]")
                 print("       stories-bench follow [--feeds N] [--rounds N]")
+                print("       stories-bench view [--rounds N] [--seconds S] [--readers N]")
                 return
             default:
                 playlistPath = argument

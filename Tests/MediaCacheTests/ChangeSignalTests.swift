@@ -60,3 +60,51 @@ import Testing
         try other.close()
     }
 }
+
+/// The cached-range view: readers get an entry's info without the store's lock, and never one older than the look
+/// at other processes' changes they ask for.
+@Suite(.timeLimit(.minutes(2))) struct EntryViewTests {
+    @Test func aReaderIsAnsweredWhileAWriterHoldsTheStoreLock() async throws {
+        let dir = TemporaryDirectory()
+        defer { dir.cleanup() }
+        let store = try CacheStore(directory: dir.url, configuration: testConfiguration())
+        let generation = try store.generation(for: "v", length: 200_000)
+        try store.writePattern("v", generation: generation, 0..<65_536)
+        #expect(store.info(for: testKey("v"))?.ranges.total == 65_536)
+        // A commit recording ranges holds the lock for a while: here, until the reader has its answer.
+        let held = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let holder = Thread {
+            store.table.state.withLockedValue { _ in
+                held.signal()
+                release.wait()
+            }
+        }
+        holder.start()
+        held.wait()
+        let seen = store.info(for: testKey("v"), noticingChangesWithin: .max)
+        release.signal()
+        #expect(seen?.ranges == ByteRangeSet([0..<65_536]))
+        #expect(seen?.generation == generation)
+        try store.close()
+    }
+
+    @Test func anotherProcesssChangeIsNeverHiddenFromAReaderAskingForAFreshLook() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.cleanup() }
+        let here = try CacheStore(directory: dir.url, configuration: testConfiguration())
+        let other = try CacheStore(directory: dir.url, configuration: testConfiguration())
+        let generation = try other.generation(for: "v", length: 100_000)
+        #expect(here.info(for: testKey("v"), noticingChangesWithin: .max)?.ranges.isEmpty == true)
+        try other.writePattern("v", generation: generation, 0..<100_000)
+        try other.commit(key: testKey("v"))
+        // One nanosecond: the view's last look is older, so the table looks, notices and publishes.
+        #expect(here.info(for: testKey("v"), noticingChangesWithin: 1)?.ranges.total == 100_000)
+        #expect(here.info(for: testKey("v"), noticingChangesWithin: .max)?.state == .complete)
+        try other.remove(key: testKey("v"))
+        #expect(here.info(for: testKey("v"), noticingChangesWithin: 1) == nil)
+        #expect(here.info(for: testKey("v"), noticingChangesWithin: .max) == nil, "the removal was published")
+        try here.close()
+        try other.close()
+    }
+}

@@ -131,6 +131,7 @@ public final class CacheStore: Sendable {
             try table.flushAccessTimes(&s)
             s.files.removeAll()
             s.entries.removeAll()
+            table.view.clear()
         }
     }
 
@@ -142,10 +143,23 @@ public final class CacheStore: Sendable {
     }
 
     /// As `info(for:)`, trusting a look at other processes' changes taken less than `maxAge` nanoseconds ago (a
-    /// reader going through cached bytes chunk by chunk: each look is an index query).
+    /// reader going through cached bytes chunk by chunk: each look is an index query). Read from the entries'
+    /// view without the store's lock when it can answer (this process's traffic not yet recorded left out).
     func info(for key: CacheKey, noticingChangesWithin maxAge: UInt64) -> ResourceInfo? {
+        guard maxAge > 0 else { return info(underLockFor: key, noticingChangesWithin: 0) }
+        switch table.view.look(key, within: maxAge) {
+        case .cached(let info): return info
+        case .notCached: return nil
+        case .unknown: return info(underLockFor: key, noticingChangesWithin: maxAge)
+        }
+    }
+
+    /// `key`'s info taken under the store's lock (and published to the view).
+    func info(underLockFor key: CacheKey, noticingChangesWithin maxAge: UInt64) -> ResourceInfo? {
         table.locked(noticingChangesWithin: maxAge) { s in
-            guard let entry = table.entry(&s, key) else { return nil }
+            let found = table.entry(&s, key)
+            table.view.publish(key, found)
+            guard let entry = found else { return nil }
             var info = entry.info
             info.ranges = entry.written
             if let pending = s.pendingTraffic[key] {
@@ -185,7 +199,10 @@ public final class CacheStore: Sendable {
 
     /// As `availableRanges(for:)`, trusting a look at other processes' changes taken less than `maxAge` ago.
     func availableRanges(for key: CacheKey, noticingChangesWithin maxAge: UInt64) -> ByteRangeSet {
-        table.locked(noticingChangesWithin: maxAge) { s in table.entry(&s, key)?.written ?? ByteRangeSet() }
+        guard maxAge > 0 else {
+            return table.locked(noticingChangesWithin: 0) { s in table.entry(&s, key)?.written ?? ByteRangeSet() }
+        }
+        return info(for: key, noticingChangesWithin: maxAge)?.ranges ?? ByteRangeSet()
     }
 
     /// Marks the resource as used now (eviction is least-recently-used).
@@ -194,6 +211,7 @@ public final class CacheStore: Sendable {
             guard var entry = table.entry(&s, key) else { return }
             entry.info.lastAccess = now()
             s.entries[key] = entry
+            table.view.publish(key, entry)
             guard !isReadOnly else { return }
             try index.touch([(key, entry.info.lastAccess)])
         }

@@ -68,6 +68,7 @@ extension EntryTable {
         updated.info.lastAccess = now()
         s.entries[key] = updated
         s.unrecorded.insert(key)
+        view.publish(key, updated)
         changes.signal()
         return updated
     }

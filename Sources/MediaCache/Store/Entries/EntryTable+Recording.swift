@@ -28,6 +28,7 @@ extension EntryTable {
             entry.unrecordedBytes = 0
             s.entries[key] = entry
             s.unrecorded.remove(key)
+            view.publish(key, entry)
             changes.signal()
             return
         }
@@ -117,6 +118,7 @@ extension EntryTable {
                 entry.verified.remove(block)
             }
             s.entries[key] = entry
+            view.publish(key, entry)
             changes.signal()
             return
         }
@@ -139,6 +141,7 @@ extension EntryTable {
             updated.unrecordedBytes = updated.written.total - updated.info.ranges.total
             for block in blocks ?? 0...(-1) { updated.verified.remove(block) }
             s.entries[key] = updated
+            view.publish(key, updated)
         }
     }
 }

@@ -17,6 +17,8 @@ final class EntryTable: Sendable {
     let state: StoreLock<StoreState>
     /// Counts every change to an entry this process makes or notices, for readers that wait instead of looking.
     let changes = ChangeSignal()
+    /// The entries as readers see them without the lock.
+    let view = EntryView()
 
     init(
         index: CacheIndex, layout: CacheLayout, verifiesChecksums: Bool, logger: Logger,
@@ -66,9 +68,12 @@ final class EntryTable: Sendable {
     /// Notices another process's changes: when the index's data version moved, every cached entry is read again
     /// before its next use.
     private func refresh(_ s: inout StoreState) {
-        s.dataVersionCheckedAt = DispatchTime.now().uptimeNanoseconds
+        let checkedAt = DispatchTime.now().uptimeNanoseconds
+        s.dataVersionCheckedAt = checkedAt
         let version = index.dataVersion()
-        if version != s.dataVersion {
+        let changed = version != s.dataVersion
+        view.looked(at: checkedAt, changed: changed)
+        if changed {
             s.dataVersion = version
             s.epoch += 1
             changes.signal()
@@ -114,6 +119,7 @@ final class EntryTable: Sendable {
             s.files.removeValue(forKey: key)
         }
         s.entries[key] = entry
+        view.publish(key, entry)
         if entry.unrecordedBytes > 0 { s.unrecorded.insert(key) } else { s.unrecorded.remove(key) }
         return entry
     }
@@ -124,6 +130,7 @@ final class EntryTable: Sendable {
         s.files.removeValue(forKey: key)
         s.unrecorded.remove(key)
         s.accessed.remove(key)
+        view.publish(key, nil)
         changes.signal()
     }
 
@@ -131,9 +138,12 @@ final class EntryTable: Sendable {
     private func trim(_ s: inout StoreState, keeping key: CacheKey) {
         guard s.entries.count > StoreState.maxCachedEntries else { return }
         let idle = s.entries.keys.filter {
-            $0 != key && s.pins[$0] == nil && !s.unrecorded.contains($0) && s.files[$0] == nil && !s.accessed.contains($0)
+            $0 != key && !isPinned(s, $0) && !s.unrecorded.contains($0) && s.files[$0] == nil && !s.accessed.contains($0)
         }
-        for victim in idle.prefix(s.entries.count - StoreState.maxCachedEntries / 2) { s.entries.removeValue(forKey: victim) }
+        for victim in idle.prefix(s.entries.count - StoreState.maxCachedEntries / 2) {
+            s.entries.removeValue(forKey: victim)
+            view.withdraw(victim)
+        }
     }
 
     /// Recorded usage (read again after another process's change or this one's), plus unrecorded bytes.
@@ -188,6 +198,7 @@ final class EntryTable: Sendable {
                 attempt += 1
                 // Moved or removed meanwhile: what does the index say now?
                 s.entries[key]?.epoch = -1
+                view.withdraw(key)
                 guard let current = self.entry(&s, key, checkingFile: true) else { throw CacheError.notCached(key) }
                 entry = current
             }
