@@ -5,7 +5,7 @@ extension CacheStore {
     @discardableResult
     public func remove(key: CacheKey) throws -> Bool {
         try table.locked { s in
-            if s.uncacheable.removeValue(forKey: key) != nil { try index.setUncacheable(key, reason: nil) }
+            try table.takeBack(&s, key)
             guard table.entry(&s, key) != nil else { return false }
             try table.discard(&s, key)
             return true
@@ -19,7 +19,7 @@ extension CacheStore {
             for key in keys { try table.discard(&s, key) }
             try index.deleteEverything()
             for key in Array(s.entries.keys) { table.forget(&s, key) }
-            s.uncacheable.removeAll()
+            table.forgetGivenUp(&s)
         }
     }
 

@@ -4,19 +4,12 @@ extension CacheStore {
     /// Keys that are never evicted while pinned (the playing and the preloading items). Pins nest.
     /// Other processes see the pin too: their eviction passes the key by.
     public func pin(_ key: CacheKey) {
-        table.state.withLockedValue { s in
-            s.pins[key, default: 0] += 1
-            if s.pins[key] == 1 { locks.setPinned(key, true) }
-        }
+        table.state.withLockedValue { s in table.pin(&s, key, locks: locks) }
     }
 
     /// Releases one `pin`.
     public func unpin(_ key: CacheKey) {
-        table.state.withLockedValue { s in
-            let count = (s.pins[key] ?? 1) - 1
-            s.pins[key] = count > 0 ? count : nil
-            if count <= 0 { locks.setPinned(key, false) }
-        }
+        table.state.withLockedValue { s in table.unpin(&s, key, locks: locks) }
     }
 
     /// Evicts expired entries, then least recently accessed ones until every budget holds. Returns what went, in

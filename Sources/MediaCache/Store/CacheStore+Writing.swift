@@ -43,19 +43,15 @@ extension CacheStore {
                     try table.discard(&s, key)
                 }
                 // Remembered, so later reads stream through at once instead of asking the origin again first.
-                if s.uncacheable[key] != reason {
-                    s.uncacheable[key] = reason
-                    try index.setUncacheable(key, reason: reason)
-                }
+                try table.giveUp(&s, key, reason: reason)
             }
             return .uncacheable(reason)
         }
         return try table.locked { s in
-            if let reason = s.uncacheable[key] {
+            if let reason = table.givenUpReason(s, key) {
                 // Given up on before; a length that now fits the budget earns it another try.
                 guard let length = metadata.contentLength, length <= budget else { return .uncacheable(reason) }
-                s.uncacheable.removeValue(forKey: key)
-                try index.setUncacheable(key, reason: nil)
+                try table.takeBack(&s, key)
             }
             if table.entry(&s, key) == nil { try evictor.makeRoomForNewEntry(&s, excluding: key) }
             return try table.admit(&s, key, metadata: metadata, replacing: replacing, at: now())
@@ -89,14 +85,13 @@ extension CacheStore {
         guard !isReadOnly else { return }
         try table.locked { s in
             try table.discard(&s, key)
-            s.uncacheable[key] = reason
-            try index.setUncacheable(key, reason: reason)
+            try table.giveUp(&s, key, reason: reason)
         }
     }
 
     /// Why `key` was given up on (see `giveUp`), or nil.
     public func givenUpReason(for key: CacheKey) -> String? {
-        table.state.withLockedValue { $0.uncacheable[key] }
+        table.state.withLockedValue { table.givenUpReason($0, key) }
     }
 
     /// Why the most recent write that returned false was not stored.

@@ -23,7 +23,7 @@ struct StoreReader: Sendable {
             s -> (DataFile, BlockVerifier.PendingCheck?) in
             if let reason = faults?.takeGiveUpBeforeNextRead() {
                 try table.discard(&s, key)
-                s.uncacheable[key] = reason
+                try table.giveUp(&s, key, reason: reason, recording: false)
             }
             do {
                 guard let entry = table.entry(&s, key) else { throw CacheError.notCached(key) }

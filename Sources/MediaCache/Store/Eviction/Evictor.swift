@@ -38,7 +38,7 @@ struct Evictor: Sendable {
     func enforceBudgets(_ s: inout StoreState, excluding: CacheKey?, at date: Date) throws -> [(CacheKey, EvictionReason)] {
         var evicted: [(CacheKey, EvictionReason)] = []
         s.lastExpiryCheck = date
-        var protected = Set(s.pins.keys)
+        var protected = table.pinnedKeys(s)
         if let excluding { protected.insert(excluding) }
         for (state, cutoff) in policy.expiryCutoffs(at: date) {
             while true {
@@ -73,9 +73,9 @@ struct Evictor: Sendable {
     /// Frees room for `newBytes` more partial bytes of `key`; false (with `s.refusal` saying why) when only
     /// pinned data could be evicted.
     func makeRoom(_ s: inout StoreState, forNewBytes newBytes: Int64, of key: CacheKey) throws -> Bool {
-        var protected = Set(s.pins.keys)
+        var protected = table.pinnedKeys(s)
         protected.insert(key)
-        var room = EvictionPolicy.Room(policy, newBytes: newBytes, pinned: s.pins[key] != nil)
+        var room = EvictionPolicy.Room(policy, newBytes: newBytes, pinned: table.isPinned(s, key))
         making: while true {
             switch room.next(usage: table.usage(&s)) {
             case .fits:
@@ -116,7 +116,7 @@ struct Evictor: Sendable {
     /// Evicts before a new entry is added so the entry-count limit holds.
     func makeRoomForNewEntry(_ s: inout StoreState, excluding key: CacheKey) throws {
         guard let maxEntries = policy.maxEntries else { return }
-        var protected = Set(s.pins.keys)
+        var protected = table.pinnedKeys(s)
         protected.insert(key)
         while table.usage(&s).entries >= maxEntries, let victim = try lruVictim(&s, state: nil, protected: protected) {
             try table.discard(&s, victim)
