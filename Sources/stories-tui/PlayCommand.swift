@@ -28,11 +28,12 @@ struct PlayCommand: AsyncParsableCommand {
             the first; files and URLs named one by one start at the first named). A run that starts at the first \
             story, everything seen or --from-start, plays every author in turn.
 
-            Files named on the command line (or in an M3U list) are read straight from disk as they play: nothing \
-            is copied into the cache, and the header says LOCAL. A JSON playlist's files, and any files with \
-            --network, are served by a built-in origin over a simulated network (--network: \(NetworkProfile.named.map { "\($0.name) (\($0.summary))" }.joined(separator: ", ")); \
-            default 4g) through the cache, so a first pass shows loading and cache misses and a second pass plays \
-            from the cache. --speed speeds that network up as much as the clock, so a story loads as it would \
+            Local files (named on the command line, in an M3U list or in a JSON playlist) are read straight from \
+            disk as they play: nothing is copied into the cache, and the header says LOCAL. With --network, or a \
+            JSON playlist's "network" (the demo's asks for 4g), they are served by a built-in origin over a \
+            simulated network (\(NetworkProfile.named.map { "\($0.name) (\($0.summary))" }.joined(separator: ", "))) \
+            through the cache, so a first pass shows loading and cache misses and a second pass plays from the \
+            cache. --speed speeds that network up as much as the clock, so a story loads as it would \
             at 1x.
 
             The story's video is decoded and drawn in the story area, upright and in shape as the file says \
@@ -85,7 +86,7 @@ struct PlayCommand: AsyncParsableCommand {
         parsing: .unconditional,
         help: "Playback speed multiplier (e.g. 4 plays four times faster; the simulated network runs as much faster).")
     var speed: Double = 1
-    @Option(help: ArgumentHelp("Serve local files through the cache over a simulated network: 3g, 4g, wifi or lan (a JSON playlist's default: 4g; other files are read from disk).", valueName: "PROFILE"))
+    @Option(help: ArgumentHelp("Serve local files through the cache over a simulated network: 3g, 4g, wifi or lan (otherwise they are read from disk, unless a JSON playlist asks for one with \"network\").", valueName: "PROFILE"))
     var network: String?
     @Flag(help: "Do not preload the next stories.") var noPreload = false
     @Flag(help: "Show stories that reached their maxViews too.") var all = false
@@ -113,11 +114,9 @@ struct PlayCommand: AsyncParsableCommand {
             guard speed > 0, speed.isFinite, speed <= 1000 else {
                 throw CLIFailure(message: "--speed: must be a number above 0 and at most 1000, got \(speed)", exitCode: 2)
             }
-            let profileName = network ?? "4g"
-            guard let profile = NetworkProfile.named(profileName) else {
-                throw CLIFailure(
-                    message: "--network: unknown profile '\(profileName)' (use \(NetworkProfile.named.map(\.name).joined(separator: ", ")))",
-                    exitCode: 2)
+            let profiles = NetworkProfile.named.map(\.name).joined(separator: ", ")
+            if let network, NetworkProfile.named(network) == nil {
+                throw CLIFailure(message: "--network: unknown profile '\(network)' (use \(profiles))", exitCode: 2)
             }
             let soundChoice = sound.lowercased()
             guard soundChoice == "off" || SoundBackend(rawValue: soundChoice) != nil else {
@@ -163,9 +162,18 @@ struct PlayCommand: AsyncParsableCommand {
                 try StandardStreams.printOut(String(text.dropLast()))
                 return
             }
-            // A JSON playlist (the demo) plays its files over the simulated network, through the cache; files
-            // named directly are read from disk as they play unless a network is asked for.
-            let servesFiles = network != nil || read.isJSONOnly
+            // Local files are read from disk as they play, unless a simulated link is asked for: by --network, or by
+            // a JSON playlist's "network" (the demo asks for 4g, to show the cache at work).
+            let asked = network ?? (read.isJSONOnly ? list.network : nil)
+            let servesFiles = asked != nil
+            guard let profile = NetworkProfile.named(asked ?? "4g") else {
+                await loader.shutdown()
+                try? store.close()
+                let error = PlaylistError(
+                    file: sources.count == 1 ? sources[0] : list.file.lastPathComponent, field: "network",
+                    message: "unknown simulated link '\(asked ?? "")' (use \(profiles))")
+                throw CLIFailure(message: "\(error)", exitCode: 2)
+            }
             // Faster playback with the same network would stall where 1x does not: the simulated link keeps pace.
             let origin = list.hasLocalStories && servesFiles
                 ? try await MediaOriginServer(

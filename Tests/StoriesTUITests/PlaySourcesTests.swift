@@ -77,6 +77,33 @@ import Testing
         #expect(try starts(second.text) == ["- 2.mp4 seen", "- 10.mp4 seen", "- 1.mp4"], "\(second.text)")
     }
 
+    /// A JSON playlist's local files are read from disk as named files are (before, they went through a
+    /// simulated 4G link by default: a 4-second clip waited seconds for its first frame); the playlist's
+    /// `"network"` asks for the link, and a name it does not know is refused in one sentence.
+    @Test func aJSONPlaylistsFilesAreReadFromDiskUnlessItAsksForALink() async throws {
+        let scratch = ScratchDirectory()
+        defer { scratch.cleanup() }
+        let folder = try friends(in: scratch)
+        let cache = scratch.url.appendingPathComponent("cache").path
+        let stories = #""stories": [{"id": "a", "url": "Ana/2.mp4"}, {"id": "b", "url": "Ben/1.mp4"}]"#
+        let plain = folder.appendingPathComponent("plain.json")
+        try Data("{\(stories)}".utf8).write(to: plain)
+        let common = ["--headless", "--no-video", "--speed", "10", "--sound", "off", "--cache-dir", cache]
+        let fromDisk = try await CLI.run(["play", plain.path] + common)
+        #expect(fromDisk.status == 0, "\(fromDisk.stderr)")
+        #expect(fromDisk.text.contains("\"cache\":\"LOCAL\"") && !fromDisk.text.contains("\"cache\":\"MISS\""), "\(fromDisk.text)")
+        let linked = folder.appendingPathComponent("linked.json")
+        try Data("{\"network\": \"lan\", \(stories)}".utf8).write(to: linked)
+        let served = try await CLI.run(["play", linked.path] + common)
+        #expect(served.status == 0, "\(served.stderr)")
+        #expect(served.text.contains("\"cache\":\"MISS\"") && !served.text.contains("\"cache\":\"LOCAL\""), "\(served.text)")
+        let unknown = folder.appendingPathComponent("unknown.json")
+        try Data("{\"network\": \"5g\", \(stories)}".utf8).write(to: unknown)
+        let refused = try await CLI.run(["play", unknown.path] + common)
+        #expect(refused.status == 2, "\(refused.stderr)")
+        #expect(refused.stderr.contains("\(unknown.path): network: unknown simulated link '5g' (use 3g, 4g, wifi, lan)"), "\(refused.stderr)")
+    }
+
     @Test func aSourceThatDoesNotExistFailsInOneSentence() async throws {
         let scratch = ScratchDirectory()
         defer { scratch.cleanup() }

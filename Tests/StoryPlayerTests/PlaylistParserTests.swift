@@ -26,6 +26,19 @@ import Testing
         #expect(playlist.hasLocalStories)
     }
 
+    /// A playlist may ask for its local files to be served over a simulated link; without it they are read from
+    /// disk like files named on the command line.
+    @Test func aPlaylistAsksForASimulatedLinkByName() throws {
+        #expect(try parse(#"{"stories": [{"id": "a", "url": "a.mp4"}]}"#).network == nil)
+        #expect(try parse(#"{"network": " 4G ", "stories": [{"id": "a", "url": "a.mp4"}]}"#).network == "4g")
+        #expect {
+            _ = try parse(#"{"network": 4, "stories": [{"id": "a", "url": "a.mp4"}]}"#)
+        } throws: { error in
+            (error as? PlaylistError)?.description
+                == #"playlist.json: network: must be the name of a simulated link such as "4g", found a number"#
+        }
+    }
+
     @Test func absolutePathsFileURLsAndPathsOutsideTheFolderNameFilesWhereTheyAre() throws {
         let playlist = try parse("""
             { "stories": [ { "id": "a", "url": "/clips/a.mp4" }, { "id": "b", "url": "file:///clips/b%20c.mp4" },
@@ -111,7 +124,7 @@ import Testing
         (#"{"stories": [{"id": "a", "url": "a.mp4",}]}"#,
          "playlist.json: is not valid JSON (a comma before '}' at line 1, column 40: remove it)"),
         (#"{"title": "x", "storys": [{"id": "a", "url": "a.mp4"}]}"#,
-         "playlist.json: storys: is not a field of a playlist (did you mean \"stories\"? the fields are title, stories and authors)"),
+         "playlist.json: storys: is not a field of a playlist (did you mean \"stories\"? the fields are title, stories, authors and network)"),
         (#"{"stories": [{"id": "a", "URL": "a.mp4"}]}"#,
          "playlist.json: stories[0].URL: is not a field of a story (did you mean \"url\"? the fields are id, title, url, maxViews, duration and captions)"),
         (#"{"authors": [{"name": "Ana", "story": []}]}"#,

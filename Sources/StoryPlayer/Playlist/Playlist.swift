@@ -91,12 +91,16 @@ public struct Playlist: Sendable, Equatable {
     public var stories: [Story]
     /// The file the playlist was read from (for sources named on the command line, the first of them).
     public var file: URL
+    /// The simulated link a JSON playlist asks its local files to be served over (`"network": "4g"`), by name;
+    /// nil: they are read from disk.
+    public var network: String?
 
     /// Creates a playlist.
-    public init(title: String, stories: [Story], file: URL) {
+    public init(title: String, stories: [Story], file: URL, network: String? = nil) {
         self.title = title
         self.stories = stories
         self.file = file
+        self.network = network
     }
 
     /// The folder relative URLs resolve against.

@@ -21,7 +21,7 @@ public enum PlaylistParser {
     }
 
     /// The fields a playlist, an author and a story may have.
-    static let playlistFields = ["title", "stories", "authors"]
+    static let playlistFields = ["title", "stories", "authors", "network"]
     static let authorFields = ["name", "stories"]
     static let storyFields = ["id", "title", "url", "maxViews", "duration", "captions"]
 
@@ -56,6 +56,15 @@ public enum PlaylistParser {
             }
             // A blank title says nothing: the file's name does.
             if !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { title = text }
+        }
+        var network: String?
+        if let value = root["network"] {
+            guard let name = value as? String, !Self.isNumber(value),
+                !name.trimmingCharacters(in: .whitespaces).isEmpty
+            else {
+                throw fail("network", "must be the name of a simulated link such as \"4g\", found \(Self.kind(value))")
+            }
+            network = name.trimmingCharacters(in: .whitespaces).lowercased()
         }
         let folder = file.deletingLastPathComponent()
         var ids: [String: String] = [:]
@@ -94,7 +103,7 @@ public enum PlaylistParser {
                     list, label: "\(label).stories", author: name, folder: folder, checkFiles: checkFiles, ids: &ids, fail)
             }
         }
-        return Playlist(title: title, stories: stories, file: file)
+        return Playlist(title: title, stories: stories, file: file, network: network)
     }
 
     /// The stories of a `stories` list (`label` is its field path), checking ids against those seen so far.
