@@ -93,7 +93,7 @@ struct CacheCommand: AsyncParsableCommand {
                         let length = row.contentLength.map(ByteFormat.string) ?? "?"
                         let percent = row.contentLength.map { $0 > 0 ? row.cachedBytes * 100 / $0 : 100 } ?? 0
                         let state = row.complete ? "complete" : "partial \(percent)%"
-                        print("\(row.url)\n    \(ByteFormat.string(row.cachedBytes)) of \(length), \(state), plays \(row.playCount), ranges \(row.rangesText)")
+                        print("\(row.shown)\n    \(ByteFormat.string(row.cachedBytes)) of \(length), \(state), plays \(row.playCount), ranges \(row.rangesText)")
                     }
                 }
                 try store.close()
@@ -105,9 +105,10 @@ struct CacheCommand: AsyncParsableCommand {
     struct Clear: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "clear",
-            abstract: "Remove one resource (by its URL) or everything, play counts and seen stories included.")
+            abstract: "Remove one resource (by its URL, or a local file's path) or everything, play counts and seen stories included.")
         @OptionGroup var cache: CacheDirOption
-        @Argument(help: "The URL of the resource to remove; omit to clear everything.") var url: String?
+        @Argument(help: "The URL of the resource to remove, or the path of a local file played over a simulated link; omit to clear everything.")
+        var url: String?
         @Flag(help: "Clear everything without asking (asked only when stdin is a terminal).") var yes = false
         @Flag(help: "Forget only which stories were seen and how often (the cached videos stay).") var seen = false
 
@@ -125,9 +126,12 @@ struct CacheCommand: AsyncParsableCommand {
                     print("forgot \(stories) stor\(stories == 1 ? "y" : "ies") seen; the cached videos stay")
                     return
                 }
-                let parsed = try url.map { try CLIURL.parse($0, context: "cache clear") }
                 let store = try cache.openStore()
-                if let parsed {
+                if let path = url.flatMap(Self.localPath) {
+                    // A file played over a simulated link is cached under its path, whatever port served it.
+                    let removed = try store.remove(key: StorySession.localKey(path))
+                    print(removed ? "removed \(path)" : "not cached: \(path)")
+                } else if let parsed = try url.map({ try CLIURL.parse($0, context: "cache clear") }) {
                     let removed = try store.remove(key: CacheKey(url: parsed, rule: try FollowSettings.read().keyRule))
                     let shown = OriginURL.withoutCredentials(parsed).absoluteString
                     print(removed ? "removed \(shown)" : "not cached: \(shown)")
@@ -151,6 +155,16 @@ struct CacheCommand: AsyncParsableCommand {
                 try store.close()
                 store.waitForTrash()
             }
+        }
+
+        /// `text` as a local file's absolute, standardized path when it names one (a `file:` URL, a path, or a
+        /// file that exists); nil for anything else.
+        static func localPath(_ text: String) -> String? {
+            if let url = URL(string: text), url.isFileURL { return url.standardizedFileURL.path }
+            let isPath = text.hasPrefix("/") || text.hasPrefix("./") || text.hasPrefix("../") || text.hasPrefix("~")
+            guard isPath || (!text.contains("://") && FileManager.default.fileExists(atPath: text)) else { return nil }
+            let expanded = (text as NSString).expandingTildeInPath
+            return URL(fileURLWithPath: expanded).standardizedFileURL.path
         }
     }
 }
@@ -184,6 +198,12 @@ struct ListedResource: Codable {
         lastAccess = ISO8601DateFormatter().string(from: info.lastAccess)
         self.playCount = playCount
         self.file = file
+    }
+
+    /// The name a person knows it by: a file on this machine by its path, anything else by its URL.
+    var shown: String {
+        guard url.hasPrefix("file://"), let file = URL(string: url), file.isFileURL else { return url }
+        return file.path
     }
 
     var rangesText: String { ranges.isEmpty ? "none" : ranges.map { "\($0[0])-\($0[1] - 1)" }.joined(separator: ",") }

@@ -193,7 +193,8 @@ struct PlayCommand: AsyncParsableCommand {
                 output = SoundOutput { () throws(SoundError) -> any SoundSink in try SystemSoundSink(backend: backend) }
             }
             let session = StorySession(
-                playlist: list, loader: loader, resolve: StorySession.resolver(originBase: origin?.baseURL, keyRule: settings.keyRule),
+                playlist: list, loader: loader, resolve: StorySession.resolver(
+                    originBase: origin?.baseURL, keyRule: settings.keyRule, naming: { loader.record($0, as: $1) }),
                 clock: RealPlaybackClock(speed: speed), configuration: player, showAll: all,
                 preload: noPreload ? nil : PreloadPolicy(),
                 playCounts: playCounts,

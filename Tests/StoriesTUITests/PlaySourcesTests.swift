@@ -79,7 +79,9 @@ import Testing
 
     /// A JSON playlist's local files are read from disk as named files are (before, they went through a
     /// simulated 4G link by default: a 4-second clip waited seconds for its first frame); the playlist's
-    /// `"network"` asks for the link, and a name it does not know is refused in one sentence.
+    /// `"network"` asks for the link, and a name it does not know is refused in one sentence. Files served over it
+    /// are listed and cleared by their paths (before: under `http://127.0.0.1:<port of that run>/…`, and a path
+    /// given to `cache clear` was "not a URL").
     @Test func aJSONPlaylistsFilesAreReadFromDiskUnlessItAsksForALink() async throws {
         let scratch = ScratchDirectory()
         defer { scratch.cleanup() }
@@ -97,6 +99,14 @@ import Testing
         let served = try await CLI.run(["play", linked.path] + common)
         #expect(served.status == 0, "\(served.stderr)")
         #expect(served.text.contains("\"cache\":\"MISS\"") && !served.text.contains("\"cache\":\"LOCAL\""), "\(served.text)")
+        // Listed and cleared by path, not by the port the link had in that run.
+        let listed = try await CLI.run(["cache", "ls", "--cache-dir", cache])
+        let ana = folder.appendingPathComponent("Ana/2.mp4").standardizedFileURL.path
+        #expect(listed.text.contains(ana + "\n") && !listed.text.contains("127.0.0.1"), "\(listed.text)")
+        let cleared = try await CLI.run(["cache", "clear", ana, "--cache-dir", cache])
+        #expect(cleared.status == 0 && cleared.text.contains("removed \(ana)"), "\(cleared.text)\(cleared.stderr)")
+        let again = try await CLI.run(["cache", "ls", "--cache-dir", cache])
+        #expect(!again.text.contains(ana) && again.text.contains("Ben/1.mp4"), "\(again.text)")
         let unknown = folder.appendingPathComponent("unknown.json")
         try Data("{\"network\": \"5g\", \(stories)}".utf8).write(to: unknown)
         let refused = try await CLI.run(["play", unknown.path] + common)

@@ -155,7 +155,7 @@ extension MediaLoader {
             }
             if let total, let known = cached?.metadata.contentLength, known != total, var changed = cached?.metadata {
                 changed.contentLength = total
-                _ = try store.prepare(key: key, metadata: changed)
+                _ = try prepare(key, changed)
             }
             throw OriginError.rangeNotSatisfiable(url: url.absoluteString, length: total)
         }
@@ -190,7 +190,7 @@ extension MediaLoader {
                 end: response.status == 200 ? nil : initialTarget, metadata: metadata)
         }
         do {
-            admission = try store.prepare(key: key, metadata: metadata)
+            admission = try prepare(key, metadata)
         } catch let error as CacheError where error.isStorageFailure {
             return streamThrough(
                 key: key, url: url, because: "the cache cannot be written (\(error))", handing: untouched(),
@@ -300,7 +300,7 @@ extension MediaLoader {
         if metadata.contentLength == nil, response.status == 200 {
             // A chunked body with no declared length: its end is the length.
             metadata.contentLength = writeOffset
-            _ = try store.prepare(key: key, metadata: metadata)
+            _ = try prepare(key, metadata)
             try store.commit(key: key)
             coordinator.change(key) { $0.answered(metadata) }
             return
@@ -343,7 +343,7 @@ extension MediaLoader {
         logger.warning(
             "\(OriginURL.redactingCredentials(in: url.absoluteString)): cached bytes differ from the origin's near byte \(chunk.lowerBound) (no validator told of the change); discarding the cached copy")
         eventLog?.emit("replaced", ["url": url.absoluteString, "reason": "content differs"])
-        guard case .cacheable(let generation, _) = try store.prepare(key: key, metadata: metadata, replacing: true)
+        guard case .cacheable(let generation, _) = try prepare(key, metadata, replacing: true)
         else { throw OriginError.resourceChanged(url: url.absoluteString) }
         coordinator.update(key) { $0.versionChanged(to: metadata, keeping: fetchID) }
         return generation

@@ -91,7 +91,7 @@ extension MediaLoader {
                 } else if current.isDifferentVersion(from: cached) {
                     outcome = "changed"
                     result = .changed(current)
-                    _ = try store.prepare(key: key, metadata: current)
+                    _ = try prepare(key, current)
                 }
                 if let generation = store.info(for: key)?.generation {
                     freshUntil = store.recordFreshness(

@@ -158,6 +158,8 @@ public final class MediaLoader: Sendable {
     let logger: Logger
     let traffic: TrafficMeter
     let watcher: CacheWatcher
+    /// Names entries are recorded under instead of the URL fetched (`record(_:as:)`).
+    let recordedNames = NIOLockedValueBox([CacheKey: String]())
 
     /// Creates a loader over `store`; `eventLog` receives one JSON line per fetch, validation and request.
     public init(

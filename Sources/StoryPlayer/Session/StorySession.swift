@@ -82,7 +82,12 @@ public final class StorySession: Sendable {
     /// other file at its own absolute path (the origin serves its folder there). Without an origin, local files
     /// are `file:` URLs, which the loader reads straight from disk (nothing is cached).
     /// Remote URLs are keyed under `keyRule` (which query parameters name no bytes), unless the story names its key.
-    public static func resolver(originBase: URL?, keyRule: CacheKeyRule = .standard) -> @Sendable (Story) -> ResolvedSource {
+    /// `naming` hears each served file's key with the file's own URL, for the loader to record it by (`record(_:as:)`):
+    /// listed by path, not by the origin's port of one run.
+    public static func resolver(
+        originBase: URL?, keyRule: CacheKeyRule = .standard,
+        naming: (@Sendable (CacheKey, URL) -> Void)? = nil
+    ) -> @Sendable (Story) -> ResolvedSource {
         { story in
             switch story.source {
             case .remote(let url):
@@ -98,11 +103,16 @@ public final class StorySession: Sendable {
                 // The folder URL paths are relative to: the root for absolute paths, else the playlist's folder.
                 let folder = absolute ? "/" : StorySource.servedFolder(path: path, file: file).path
                 let url = base.appendingPathComponent(absolute ? filePath : path)
-                return ResolvedSource(url: url, key: Self.localKey(filePath)) { part in
+                let key = Self.localKey(filePath)
+                naming?(key, URL(fileURLWithPath: filePath))
+                return ResolvedSource(url: url, key: key) { part in
                     // A part served by the same origin is a file of that folder: keyed by its path, like the story.
                     guard part.host == base.host, part.port == base.port else { return CacheKey(url: part) }
                     let relative = part.path.drop { $0 == "/" }
-                    return Self.localKey(URL(fileURLWithPath: folder).appendingPathComponent(String(relative)).standardizedFileURL.path)
+                    let partPath = URL(fileURLWithPath: folder).appendingPathComponent(String(relative)).standardizedFileURL.path
+                    let partKey = Self.localKey(partPath)
+                    naming?(partKey, URL(fileURLWithPath: partPath))
+                    return partKey
                 }
             }
         }
@@ -121,8 +131,8 @@ public final class StorySession: Sendable {
         }
     }
 
-    /// The key of a local file's bytes.
-    static func localKey(_ path: String) -> CacheKey { CacheKey(custom: "local-file\n\(path)") }
+    /// The key of a local file's bytes (served over a simulated link), by its absolute, standardized path.
+    public static func localKey(_ path: String) -> CacheKey { CacheKey(custom: "local-file\n\(path)") }
 
     /// The key a story's play count is stored under.
     public static func playKey(_ story: Story) -> CacheKey {
