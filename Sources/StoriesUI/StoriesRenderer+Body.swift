@@ -13,8 +13,12 @@ extension StoriesRenderer {
         }
         guard snapshot.current != nil else { return }
         let infoTop = y + height - infoRows
-        drawBuffer(x: x + 1, y: infoTop, width: width - 2)
-        drawCacheMap(x: x + 1, y: infoTop + 1, width: width - 2)
+        if let index = snapshot.current, snapshot.stories[index].isLocal {
+            drawLocalSource(x: x + 1, y: infoTop, width: width - 2)
+        } else {
+            drawBuffer(x: x + 1, y: infoTop, width: width - 2)
+            drawCacheMap(x: x + 1, y: infoTop + 1, width: width - 2)
+        }
         drawStartup(x: x + 1, y: infoTop + 2, width: width - 2)
     }
 
@@ -152,6 +156,26 @@ extension StoriesRenderer {
         grid.fill(glyphs.none, x: column + filled, y: y, count: barWidth - filled, style: CellStyle(dim: true))
         column += barWidth
         grid.put((" " + suffix).shortened(to: x + width - column, ellipsis: glyphs.ellipsis), x: column, y: y)
+    }
+
+    /// A file on this machine: what is true of it, in place of a buffer bar (nothing waits for a link) and a cache
+    /// map (nothing is copied into the cache).
+    private mutating func drawLocalSource(x: Int, y: Int, width: Int) {
+        // The longest wording that fits whole: never a word cut.
+        func fitting(_ wordings: [String], from column: Int) -> String {
+            wordings.first { $0.count <= x + width - column } ?? ""
+        }
+        var column = grid.put("Source".padded(to: 9), x: x, y: y, style: CellStyle(bold: true))
+        let length = snapshot.current.flatMap { snapshot.stories[$0].contentLength }
+        let size = length.map { ", \(ByteFormat.string($0))" } ?? ""
+        grid.put(fitting([
+            "a file on this machine\(size), read from disk as it plays", "a file on this machine, read from disk",
+            "read from disk",
+        ], from: column), x: column, y: y)
+        column = grid.put("Cached".padded(to: 9), x: x, y: y + 1, style: CellStyle(bold: true))
+        grid.put(fitting([
+            "nothing: a local file is not copied into the cache", "nothing (a local file is not copied)", "nothing",
+        ], from: column), x: column, y: y + 1, style: CellStyle(dim: true))
     }
 
     /// Which byte ranges of the current video are cached: one cell per slice of the file, full, partly or not.

@@ -297,8 +297,11 @@ enum TextReporter {
         let stories = "\(summary.watched) stor\(summary.watched == 1 ? "y" : "ies") watched"
             + (summary.failed > 0 ? ", \(summary.failed) failed" : "")
             + (summary.skipped > 0 ? ", \(summary.skipped) skipped" : "")
-        let bytes = "\(ByteFormat.string(summary.cacheBytes)) saved by the cache, "
-            + "\(ByteFormat.string(summary.originBytes)) from the origin"
+        // Files read from disk move no byte through the cache: saying "0 B saved" of them would be beside the point.
+        let bytes = summary.cacheBytes == 0 && summary.originBytes == 0
+            ? (summary.watched > 0 ? "read from disk" : "nothing downloaded")
+            : "\(ByteFormat.string(summary.cacheBytes)) saved by the cache, "
+                + "\(ByteFormat.string(summary.originBytes)) from the origin"
         let stalls = summary.stalls == 0
             ? "no stalls"
             : "\(summary.stalls) stall\(summary.stalls == 1 ? "" : "s") (\(String(format: "%.1f", summary.stallSeconds)) s)"

@@ -66,6 +66,20 @@ import Testing
         await origin.shutdown()
     }
 
+    /// A run of files read from disk moves nothing through the cache: its summary says so instead of "0 B saved by
+    /// the cache, 0 B from the origin".
+    @Test func aRunOfLocalFilesSaysItReadFromDisk() async throws {
+        let folder = ScratchDirectory()
+        defer { folder.cleanup() }
+        try FileManager.default.createDirectory(at: folder.url, withIntermediateDirectories: true)
+        let path = folder.path + "/clip.mp4"
+        try Data(MP4Fixture.file(duration: 1, payload: 8_000)).write(to: URL(fileURLWithPath: path))
+        let result = try await CLI.run(["play", path, "--no-video", "--speed", "10", "--sound", "off", "--cache-dir", folder.path + "/cache"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let summary = try #require(result.text.split(separator: "\n").last.map(String.init))
+        #expect(summary == "1 story watched · read from disk · no stalls", "\(result.text)")
+    }
+
     @Test(arguments: [SIGINT, SIGTERM]) func aSignalStopsPlayWithTheCodeAShellExpects(signalNumber: Int32) async throws {
         let cache = ScratchDirectory()
         defer { cache.cleanup() }

@@ -263,5 +263,11 @@ struct SoundDisplayTests {
         #expect(grid.lines[1].hasSuffix(" LOCAL"), "\(grid.lines[1])")
         let line = try #require(grid.lines.first { $0.contains("Mandelbrot zoom ") && $0.contains("│") })
         #expect(line.hasSuffix("local"), "\(line)")
+        // The story area's lines say what is true of a file read from disk: no buffer bar waiting on a link, no
+        // map of a cache it never enters.
+        let text = grid.lines.joined(separator: "\n")
+        #expect(grid.lines.contains { $0.contains("Source") && $0.contains("a file on this machine, read from disk") }, "\(text)")
+        #expect(grid.lines.contains { $0.contains("Cached") && $0.contains("nothing (a local file is not copied)") }, "\(text)")
+        #expect(!grid.lines.contains { $0.contains("Buffer ") || $0.contains("ahead") }, "\(text)")
     }
 }
