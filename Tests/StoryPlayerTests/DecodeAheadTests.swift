@@ -11,9 +11,11 @@ import Testing
 @Suite(.serialized, .decodesOnWallClock) struct DecodeAheadTests {
     typealias Rig = VideoDecoderTests.Rig
 
-    private func controller(_ rig: Rig, ahead: Bool) throws -> StoryController {
-        let stories = ["bars", "mandel", "life"].map { name in
-            Story(id: name, title: name, source: .remote(rig.origin.url("\(name).mp4")))
+    private func controller(
+        _ rig: Rig, ahead: Bool, files: [String] = ["bars.mp4", "mandel.mp4", "life.mp4"]
+    ) throws -> StoryController {
+        let stories = files.map { file in
+            Story(id: file, title: file, source: .remote(rig.origin.url(file)))
         }
         var configuration = PlayerVideoTests.configuration()
         configuration.decodesAhead = ahead
@@ -59,6 +61,22 @@ import Testing
         try await eventually("story 3's first frame held") { controller.ahead.heldStories == [2] }
         await controller.stop()
         #expect(controller.ahead.heldStories.isEmpty)
+        await rig.close()
+    }
+
+    /// An HLS story is decoded ahead too, from the first segment its preload cached (before, its first frame
+    /// waited for a decoder to open its segments when it started).
+    @Test func anHLSStorysFirstFrameIsHeldToo() async throws {
+        let rig = try await Rig()
+        let controller = try controller(rig, ahead: true, files: ["bars.mp4", "hls/master.m3u8"])
+        controller.start()
+        pauseAtOnce(controller)
+        try await eventually("the HLS story's first frame held") { controller.ahead.heldStories == [1] }
+        controller.perform(.next)
+        let frame = try #require(controller.snapshot().frame, "the held frame is on screen at once")
+        #expect(controller.snapshot().current == 1)
+        #expect(frame.width > 0 && frame.height > 0)
+        await controller.stop()
         await rig.close()
     }
 

@@ -5,19 +5,28 @@ import NIOConcurrencyHelpers
 
 extension Player {
     /// Decodes the story's first frame at `box` pixels ahead of its turn, from bytes a preload cached, on a
-    /// thread that yields to playback; nil for HLS stories and when video is not decoded. Bounded: gives up after
-    /// `timeout` seconds (bytes that never come, a file that cannot be decoded). The bytes read count as
-    /// preloaded, not as saved by the cache.
+    /// thread that yields to playback; nil when video is not decoded. An HLS story's comes from the first segment
+    /// of the variant it would start with (the one its preload cached). Bounded: gives up after `timeout` seconds
+    /// (bytes that never come, a file that cannot be decoded). The bytes read count as preloaded, not as saved by
+    /// the cache.
     func decodeFirstFrame(box: (width: Int, height: Int), timeout: Double = 10) async throws -> VideoFrame? {
         guard configuration.decodesVideo else { return nil }
-        return try await loader.preloading(keys: [key]) { () async throws -> VideoFrame? in
+        let (url, key, partKey, throughput) = (self.url, self.key, self.partKey, self.throughput?.bitsPerSecond)
+        let opened = try await loader.preloading(keys: [key]) { () async throws -> (MediaRun, [CacheKey])? in
             let info = try await loader.contentInformation(for: url, key: key)
-            guard let length = info.contentLength, length > 0,
-                !HLSPlaylistParser.isPlaylist(url: url, contentType: info.contentType)
-            else { return nil }
+            guard let length = info.contentLength, length > 0 else { return nil }
+            if HLSPlaylistParser.isPlaylist(url: url, contentType: info.contentType) {
+                let plan = try await HLSStory.plan(
+                    loader: loader, url: url, key: key, length: length, partKey: partKey, throughput: throughput,
+                    forPreload: true)
+                return (HLSStory.start(plan, loader: loader).run, plan.keys)
+            }
             let header = try await readHeader(length: length)
-            let run = MediaRun(
-                MediaParts(url: url, key: key, length: length, payload: header.payload, duration: header.duration))
+            return (MediaRun(
+                MediaParts(url: url, key: key, length: length, payload: header.payload, duration: header.duration)), [])
+        }
+        guard let (run, parts) = opened else { return nil }
+        return try await loader.preloading(keys: [key] + parts) { () async throws -> VideoFrame? in
             let (frames, arrived) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
             let decoder = MediaDecoder(
                 loader: loader, run: run, box: box, soundFormat: nil, pictures: true,

@@ -99,6 +99,8 @@ public final class PreloadDriver: Sendable {
     let throughput: ThroughputEstimate?
     /// Counts re-plans, so a slow reading of playlists never replaces a newer plan.
     private let plans = NIOLockedValueBox(0)
+    /// The resources an HLS story's preload became (its playlists and first segments), by the story's key.
+    private let expansions = NIOLockedValueBox([CacheKey: [CacheKey]]())
     /// Stories found when about to play: those in line are resolved here, then preloaded.
     let late: LateSources?
 
@@ -165,12 +167,23 @@ public final class PreloadDriver: Sendable {
                     expanded.append(whole)
                     continue
                 }
-                expanded += (try? await HLSStory.preloadTargets(
+                let parts = (try? await HLSStory.preloadTargets(
                     loader: loader, source: source, seconds: seconds, throughput: throughput?.bitsPerSecond)) ?? [whole]
+                expansions.withLockedValue { $0[source.key] = parts.map(\.key) }
+                expanded += parts
             }
             guard plans.withLockedValue({ $0 }) == plan else { return }
             preloader.reset(expanded, playing: playing)
         }
+    }
+
+    /// True once the story under `key` is preloaded: its resource, or every resource an HLS story's preload became.
+    public func isPreloaded(_ key: CacheKey) -> Bool {
+        let progress = preloader.progress
+        guard let parts = expansions.withLockedValue({ $0[key] }), !parts.isEmpty else {
+            return progress[key]?.phase == .preloaded
+        }
+        return parts.allSatisfy { progress[$0]?.phase == .preloaded }
     }
 
     /// True while preloading (and decoding ahead) may run: the playing story has enough buffered.

@@ -21,9 +21,7 @@ extension StoryController {
         else { return }
         let (navigator, current) = state.withLockedValue { ($0.navigator, $0.generation == generation) }
         guard current, let index = navigator.index else { return }
-        let progress = driver.preloader.progress
-        let ready = PreloadPolicy.upcoming(after: index, navigator: navigator)
-            .filter { progress[keys[$0]]?.phase == .preloaded }
+        let ready = PreloadPolicy.upcoming(after: index, navigator: navigator).filter { driver.isPreloaded(keys[$0]) }
         ahead.want(ready.map { ($0, keys[$0]) }, box: decodeBox) { [session] story in
             session.makePlayer(for: story) { _ in }
         }
