@@ -72,6 +72,8 @@ import Testing
         controller.start()
         pauseAtOnce(controller)
         try await eventually("the HLS story's first frame held") { controller.ahead.heldStories == [1] }
+        // Its row says it is preloaded, as an MP4's does (its preload is its playlists and first segments).
+        #expect(controller.snapshot().stories[1].preload?.phase == .preloaded)
         controller.perform(.next)
         let frame = try #require(controller.snapshot().frame, "the held frame is on screen at once")
         #expect(controller.snapshot().current == 1)

@@ -178,12 +178,26 @@ public final class PreloadDriver: Sendable {
     }
 
     /// True once the story under `key` is preloaded: its resource, or every resource an HLS story's preload became.
-    public func isPreloaded(_ key: CacheKey) -> Bool {
-        let progress = preloader.progress
-        guard let parts = expansions.withLockedValue({ $0[key] }), !parts.isEmpty else {
-            return progress[key]?.phase == .preloaded
+    public func isPreloaded(_ key: CacheKey) -> Bool { progress(of: key, in: preloader.progress)?.phase == .preloaded }
+
+    /// The preload of the story under `key`, given the preloader's `progress`: its resource's, or for an HLS story
+    /// the resources its preload became, as one (failed if one failed, preloaded once all are, else the phase of
+    /// the first not done; bytes summed).
+    public func progress(of key: CacheKey, in progress: [CacheKey: PreloadProgress]) -> PreloadProgress? {
+        guard let parts = expansions.withLockedValue({ $0[key] }), !parts.isEmpty else { return progress[key] }
+        let each = parts.map { progress[$0] }
+        if each.allSatisfy({ $0 == nil }) { return nil }
+        let known = each.compactMap { $0 }
+        let needed = known.count == parts.count && known.allSatisfy({ $0.neededBytes != nil })
+            ? known.reduce(Int64(0)) { $0 + ($1.neededBytes ?? 0) } : nil
+        var whole = PreloadProgress(phase: .preloaded, neededBytes: needed, cachedBytes: known.reduce(0) { $0 + $1.cachedBytes })
+        if let failed = known.first(where: { $0.phase == .failed }) {
+            whole.phase = .failed
+            whole.error = failed.error
+        } else if let pending = each.first(where: { $0?.phase != .preloaded }) {
+            whole.phase = pending?.phase ?? .queued
         }
-        return parts.allSatisfy { progress[$0]?.phase == .preloaded }
+        return whole
     }
 
     /// True while preloading (and decoding ahead) may run: the playing story has enough buffered.

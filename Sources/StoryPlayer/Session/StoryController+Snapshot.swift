@@ -28,7 +28,7 @@ extension StoryController {
             rows.append(StoryRow(
                 id: story.id, title: story.title, plays: navigator.plays(i), maxViews: story.maxViews,
                 eligible: navigator.isEligible(i), contentLength: known?.length,
-                cachedBytes: known?.cached ?? 0, preload: preloads[keys[i]], failed: failing.contains(i),
+                cachedBytes: known?.cached ?? 0, preload: session.preload?.progress(of: keys[i], in: preloads), failed: failing.contains(i),
                 author: story.author, isLocal: urls[i].isFileURL,
                 age: story.published.map { AgeText.ago($0, now: now) }))
         }
