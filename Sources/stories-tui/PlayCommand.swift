@@ -167,6 +167,7 @@ struct PlayCommand: AsyncParsableCommand {
             let asked = network ?? (read.isJSONOnly ? list.network : nil)
             let servesFiles = asked != nil
             guard let profile = NetworkProfile.named(asked ?? "4g") else {
+                settling.cancel()
                 await loader.shutdown()
                 try? store.close()
                 let error = PlaylistError(
