@@ -1,8 +1,12 @@
 // FFmpeg's functions this program calls, each a stub that loads the library on first use and forwards to it.
 // Linking FFmpeg directly would load it and its dependencies (x264, x265, gnutls, glib, ... 130 libraries) into
-// every command at start-up, some 65 ms, for the one command that shows pictures.
+// every command at start-up, some 65 ms, for the one command that shows pictures. Even loaded on demand they cost
+// a story's first frame 40-80 ms (Debian builds each library to be bound at once), so `play` starts the load on a
+// thread of its own at launch, beside opening the cache; libavfilter (another 25-35 ms, needed only to tone-map
+// HDR video) is loaded apart, the first time a filter is asked for.
 
 #include "shim.h"
+#include "library_order.h"
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,18 +21,24 @@
 #define LIB_AVFILTER "libavfilter.so." STORIES_STR(LIBAVFILTER_VERSION_MAJOR)
 #define LIB_SWRESAMPLE "libswresample.so." STORIES_STR(LIBSWRESAMPLE_VERSION_MAJOR)
 
+// The decoding libraries, then (loaded apart) the filters.
 static const char *const library_names[] = {
     LIB_AVUTIL, LIB_SWSCALE, LIB_SWRESAMPLE, LIB_AVCODEC, LIB_AVFORMAT, LIB_AVFILTER};
 #define LIBRARY_COUNT 6
+#define CORE_COUNT 5
 static void *libraries[LIBRARY_COUNT];
 static char load_error[512];
+static char filter_error[512];
 static int loaded;
+static int filters_loaded;
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static pthread_once_t filter_once = PTHREAD_ONCE_INIT;
 
 static void *symbol(const char *name) {
     for (int i = 0; i < LIBRARY_COUNT; i++) {
-        if (libraries[i]) {
-            void *found = dlsym(libraries[i], name);
+        void *library = __atomic_load_n(&libraries[i], __ATOMIC_ACQUIRE);
+        if (library) {
+            void *found = dlsym(library, name);
             if (found) return found;
         }
     }
@@ -43,21 +53,27 @@ static const char *const required[] = {
     "avcodec_send_packet", "avformat_alloc_context", "avformat_close_input", "avformat_find_stream_info",
     "avformat_free_context", "avformat_open_input", "avio_alloc_context", "avio_context_free", "sws_scale",
     "sws_getCachedContext", "sws_freeContext", "sws_setColorspaceDetails", "sws_getCoefficients",
-    "av_stream_get_side_data", "av_frame_get_side_data", "av_dict_get", "av_get_pix_fmt_name", "avfilter_graph_alloc",
-    "avfilter_graph_free", "avfilter_get_by_name", "avfilter_graph_create_filter", "avfilter_graph_parse_ptr",
-    "avfilter_inout_alloc", "avfilter_inout_free", "avfilter_graph_config", "av_buffersrc_add_frame_flags",
-    "av_buffersink_get_frame", "av_strdup", "swr_alloc_set_opts2", "swr_init", "swr_convert", "swr_free",
-    "swr_get_delay", "av_channel_layout_default", "av_channel_layout_uninit", "av_packet_move_ref",
-    "avcodec_find_decoder", "avcodec_decode_subtitle2", "avsubtitle_free",
+    "av_stream_get_side_data", "av_frame_get_side_data", "av_dict_get", "av_get_pix_fmt_name", "av_strdup",
+    "swr_alloc_set_opts2", "swr_init", "swr_convert", "swr_free", "swr_get_delay", "av_channel_layout_default",
+    "av_channel_layout_uninit", "av_packet_move_ref", "avcodec_find_decoder", "avcodec_decode_subtitle2",
+    "avsubtitle_free",
+};
+
+static const char *const required_filters[] = {
+    "avfilter_graph_alloc", "avfilter_graph_free", "avfilter_get_by_name", "avfilter_graph_create_filter",
+    "avfilter_graph_parse_ptr", "avfilter_inout_alloc", "avfilter_inout_free", "avfilter_graph_config",
+    "av_buffersrc_add_frame_flags", "av_buffersink_get_frame",
 };
 
 static void load(void) {
-    for (int i = 0; i < LIBRARY_COUNT; i++) {
-        libraries[i] = dlopen(library_names[i], RTLD_NOW | RTLD_GLOBAL);
-        if (!libraries[i]) {
+    for (int i = 0; i < CORE_COUNT; i++) {
+        stories_load_in_order(library_names[i], RTLD_NOW | RTLD_LOCAL);
+        void *library = dlopen(library_names[i], RTLD_NOW | RTLD_LOCAL);
+        if (!library) {
             snprintf(load_error, sizeof load_error, "cannot load %s (%s)", library_names[i], dlerror());
             return;
         }
+        __atomic_store_n(&libraries[i], library, __ATOMIC_RELEASE);
     }
     for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
         if (!symbol(required[i])) {
@@ -68,10 +84,54 @@ static void load(void) {
     loaded = 1;
 }
 
+static void load_filters(void) {
+    pthread_once(&load_once, load);
+    if (!loaded) {
+        snprintf(filter_error, sizeof filter_error, "%s", load_error);
+        return;
+    }
+    stories_load_in_order(LIB_AVFILTER, RTLD_NOW | RTLD_LOCAL);
+    void *library = dlopen(LIB_AVFILTER, RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+        snprintf(filter_error, sizeof filter_error, "cannot load %s (%s)", LIB_AVFILTER, dlerror());
+        return;
+    }
+    __atomic_store_n(&libraries[CORE_COUNT], library, __ATOMIC_RELEASE);
+    for (size_t i = 0; i < sizeof required_filters / sizeof required_filters[0]; i++) {
+        if (!symbol(required_filters[i])) {
+            snprintf(filter_error, sizeof filter_error, "FFmpeg's libraries lack %s", required_filters[i]);
+            return;
+        }
+    }
+    filters_loaded = 1;
+}
+
 int stories_ffmpeg_load(char *error, size_t size) {
     pthread_once(&load_once, load);
     if (!loaded && error && size > 0) snprintf(error, size, "%s", load_error);
     return loaded;
+}
+
+int stories_ffmpeg_load_filters(char *error, size_t size) {
+    pthread_once(&filter_once, load_filters);
+    if (!filters_loaded && error && size > 0) snprintf(error, size, "%s", filter_error);
+    return filters_loaded;
+}
+
+static void *load_in_background(void *unused) {
+    (void)unused;
+    pthread_once(&load_once, load);
+    return NULL;
+}
+
+void stories_ffmpeg_load_soon(void) {
+    pthread_t thread;
+    pthread_attr_t attributes;
+    if (pthread_attr_init(&attributes) != 0) return;
+    pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+    // Whoever needs the libraries first waits on the same once; a thread that cannot start leaves the load to them.
+    (void)pthread_create(&thread, &attributes, load_in_background, NULL);
+    pthread_attr_destroy(&attributes);
 }
 
 // Each stub resolves its function once (after stories_ffmpeg_load succeeded, which callers check first).
@@ -89,6 +149,30 @@ int stories_ffmpeg_load(char *error, size_t size) {
         typedef RET(*fn_t) PARAMS;                                                                            \
         RESOLVE(NAME, fn_t)                                                                                   \
         return f ARGS;                                                                                        \
+    }
+
+// The filter library's stubs load it (after the decoding libraries) the first time one is called.
+#define RESOLVE_FILTER(NAME, TYPE)                                                                           \
+    static TYPE real;                                                                                         \
+    TYPE f = __atomic_load_n(&real, __ATOMIC_ACQUIRE);                                                       \
+    if (!f) {                                                                                                 \
+        pthread_once(&filter_once, load_filters);                                                             \
+        f = (TYPE)symbol(#NAME);                                                                              \
+        __atomic_store_n(&real, f, __ATOMIC_RELEASE);                                                        \
+    }
+
+#define FILTER_STUB(RET, NAME, PARAMS, ARGS)                                                                  \
+    RET NAME PARAMS {                                                                                         \
+        typedef RET(*fn_t) PARAMS;                                                                            \
+        RESOLVE_FILTER(NAME, fn_t)                                                                            \
+        return f ARGS;                                                                                        \
+    }
+
+#define FILTER_STUB_VOID(NAME, PARAMS, ARGS)                                                                  \
+    void NAME PARAMS {                                                                                        \
+        typedef void(*fn_t) PARAMS;                                                                           \
+        RESOLVE_FILTER(NAME, fn_t)                                                                            \
+        f ARGS;                                                                                               \
     }
 
 #define STUB_VOID(NAME, PARAMS, ARGS)                                                                         \
@@ -159,22 +243,22 @@ STUB(AVFrameSideData *, av_frame_get_side_data, (const AVFrame *frame, enum AVFr
 STUB(AVDictionaryEntry *, av_dict_get, (const AVDictionary *m, const char *key, const AVDictionaryEntry *prev, int flags),
      (m, key, prev, flags))
 STUB(const char *, av_get_pix_fmt_name, (enum AVPixelFormat pix_fmt), (pix_fmt))
-STUB(AVFilterGraph *, avfilter_graph_alloc, (void), ())
-STUB_VOID(avfilter_graph_free, (AVFilterGraph **graph), (graph))
-STUB(const AVFilter *, avfilter_get_by_name, (const char *name), (name))
-STUB(int, avfilter_graph_create_filter,
+FILTER_STUB(AVFilterGraph *, avfilter_graph_alloc, (void), ())
+FILTER_STUB_VOID(avfilter_graph_free, (AVFilterGraph **graph), (graph))
+FILTER_STUB(const AVFilter *, avfilter_get_by_name, (const char *name), (name))
+FILTER_STUB(int, avfilter_graph_create_filter,
      (AVFilterContext **filt_ctx, const AVFilter *filt, const char *name, const char *args, void *opaque,
       AVFilterGraph *graph_ctx),
      (filt_ctx, filt, name, args, opaque, graph_ctx))
-STUB(int, avfilter_graph_parse_ptr,
+FILTER_STUB(int, avfilter_graph_parse_ptr,
      (AVFilterGraph *graph, const char *filters, AVFilterInOut **inputs, AVFilterInOut **outputs, void *log_ctx),
      (graph, filters, inputs, outputs, log_ctx))
-STUB(AVFilterInOut *, avfilter_inout_alloc, (void), ())
-STUB_VOID(avfilter_inout_free, (AVFilterInOut **inout), (inout))
-STUB(int, avfilter_graph_config, (AVFilterGraph *graphctx, void *log_ctx), (graphctx, log_ctx))
-STUB(int, av_buffersrc_add_frame_flags, (AVFilterContext *buffer_src, AVFrame *frame, int flags),
+FILTER_STUB(AVFilterInOut *, avfilter_inout_alloc, (void), ())
+FILTER_STUB_VOID(avfilter_inout_free, (AVFilterInOut **inout), (inout))
+FILTER_STUB(int, avfilter_graph_config, (AVFilterGraph *graphctx, void *log_ctx), (graphctx, log_ctx))
+FILTER_STUB(int, av_buffersrc_add_frame_flags, (AVFilterContext *buffer_src, AVFrame *frame, int flags),
      (buffer_src, frame, flags))
-STUB(int, av_buffersink_get_frame, (AVFilterContext *ctx, AVFrame *frame), (ctx, frame))
+FILTER_STUB(int, av_buffersink_get_frame, (AVFilterContext *ctx, AVFrame *frame), (ctx, frame))
 STUB(char *, av_strdup, (const char *s), (s))
 STUB(int, swr_alloc_set_opts2,
      (struct SwrContext **ps, AVChannelLayout *out_ch_layout, enum AVSampleFormat out_sample_fmt,

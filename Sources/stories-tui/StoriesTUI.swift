@@ -8,6 +8,8 @@ import StoryPlayer
 enum Main {
     static func main() async {
         StandardStreams.ignoreBrokenPipeSignal()
+        // A run that will play starts loading FFmpeg now, while its arguments are parsed and its cache opens.
+        if StoriesTUI.willPlay(CommandLine.arguments.dropFirst()) { MediaLibraries.loadSoon() }
         let command: ParsableCommand
         do {
             command = try StoriesTUI.parseAsRoot()
@@ -36,6 +38,15 @@ enum Main {
 
 /// The `stories-tui` command: the stories player and the command-line faces of the media cache.
 struct StoriesTUI: AsyncParsableCommand {
+    /// Whether `arguments` (without the program's name) run `play`: named, or given as the default command.
+    static func willPlay(_ arguments: ArraySlice<String>) -> Bool {
+        guard let first = arguments.first else { return true }
+        if first == "play" { return true }
+        if first.hasPrefix("-") { return !["-h", "--help", "--version"].contains(first) }
+        let others = configuration.subcommands.compactMap { $0.configuration.commandName }
+        return first != "help" && !others.contains(first)
+    }
+
     static let configuration = CommandConfiguration(
         commandName: "stories-tui",
         abstract: "Instagram-style video stories in the terminal, on a media cache that plays while downloading.",

@@ -17,4 +17,15 @@ import Testing
         }
         #expect(seen >= 8, "the tree lost commands: \(seen)")
     }
+
+    /// A run that will play starts loading FFmpeg before its arguments are parsed; other commands never load it.
+    @Test func onlyARunThatPlaysLoadsTheDecoders() {
+        let plays: [[String]] = [[], ["play"], ["clip.mp4"], ["--headless", "a/"], ["play", "--help"], ["-x"]]
+        let others: [[String]] = [
+            ["fetch", "http://x/a"], ["cache", "stats"], ["serve"], ["prefetch"], ["follow", "ls"], ["help"], ["--help"],
+            ["-h"], ["--version"],
+        ]
+        for arguments in plays { #expect(StoriesTUI.willPlay(arguments[...]), "\(arguments)") }
+        for arguments in others { #expect(!StoriesTUI.willPlay(arguments[...]), "\(arguments)") }
+    }
 }

@@ -27,6 +27,13 @@
 // Returns 1 when every function this program uses was found; otherwise 0, with why in `error`.
 int stories_ffmpeg_load(char *error, size_t size);
 
+// Starts loading the decoding libraries on a thread of its own and returns at once: a program that will decode
+// soon calls it at launch, so the load overlaps its other start-up work.
+void stories_ffmpeg_load_soon(void);
+
+// Loads libavfilter too (only tone-mapping needs it); 1 when its functions were found, else 0 with why in `error`.
+int stories_ffmpeg_load_filters(char *error, size_t size);
+
 // A resampler from `frame`'s samples (any layout, format and rate) to interleaved signed 16-bit at `rate` with
 // `channels` channels; NULL when libswresample refuses the conversion.
 struct SwrContext *stories_resampler_open(const AVFrame *frame, int rate, int channels);

@@ -86,6 +86,8 @@ final class FrameReader {
     let framesPerSecond: Double?
     /// Seconds the container says the media lasts (FFmpeg's figure), when it says.
     let containerDuration: Double?
+    /// Whether the file's header said all about its streams, so that no frames were decoded ahead to probe them.
+    let openedFromHeader: Bool
 
     /// Opens the video: reads its header through `source` and sets up the decoder for its first video stream.
     /// `soundFormat`: decode the sound too, resampled to it; `pictures` false: video packets are read past, not
@@ -130,7 +132,10 @@ final class FrameReader {
             throw bridge.failure.map { VideoDecodeError("cannot read the video: \($0)") }
                 ?? VideoDecodeError("not a video this player can read (\(Self.message(status)))")
         }
-        guard avformat_find_stream_info(opened, nil) >= 0 else {
+        // An MP4's header already says what the streams are; FFmpeg would decode frames to learn it again (12-18 ms
+        // of a 1080x1920 clip's first frame). Other containers, or an MP4 whose header leaves something out, are probed.
+        openedFromHeader = Self.headerSuffices(opened)
+        guard openedFromHeader || avformat_find_stream_info(opened, nil) >= 0 else {
             Self.close(format: &format, io: &ioRef)
             throw VideoDecodeError("cannot find the video's streams")
         }
@@ -220,6 +225,28 @@ final class FrameReader {
         guard let context = io else { return }
         av_freep(&context.pointee.buffer)
         avio_context_free(&io)
+    }
+
+    /// Whether `format`'s header describes the streams played fully: an MP4 or QuickTime file with a picture, whose
+    /// pictures and sound all name their codec, pictures their size, sound its rate and channels.
+    static func headerSuffices(_ format: UnsafeMutablePointer<AVFormatContext>?) -> Bool {
+        guard let format, let name = format.pointee.iformat?.pointee.name, String(cString: name).hasPrefix("mov,"),
+            format.pointee.nb_streams > 0, let streams = format.pointee.streams
+        else { return false }
+        var pictures = 0
+        for index in 0..<Int(format.pointee.nb_streams) {
+            guard let parameters = streams[index]?.pointee.codecpar?.pointee else { return false }
+            // Timecode, metadata and text tracks are not decoded here (captions open the file on their own).
+            guard parameters.codec_type == AVMEDIA_TYPE_VIDEO || parameters.codec_type == AVMEDIA_TYPE_AUDIO else { continue }
+            guard parameters.codec_id != AV_CODEC_ID_NONE else { return false }
+            if parameters.codec_type == AVMEDIA_TYPE_VIDEO {
+                guard parameters.width > 0, parameters.height > 0 else { return false }
+                pictures += 1
+            } else if parameters.sample_rate <= 0 || parameters.ch_layout.nb_channels <= 0 {
+                return false
+            }
+        }
+        return pictures > 0
     }
 
     /// The text of a libav error code.
