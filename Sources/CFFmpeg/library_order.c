@@ -113,16 +113,23 @@ done:
     return count;
 }
 
+static void remember(struct walk *walk, const char *name) {
+    if (walk->seen_count >= MAX_SEEN || already_seen(walk, name)) return;
+    char *kept = strdup(name);
+    if (kept) walk->seen[walk->seen_count++] = kept;
+}
+
+// Every object loaded already counts as seen, by its file's name (the name the loader found it by: a soname).
+static int note_loaded(struct dl_phdr_info *info, size_t size, void *context) {
+    (void)size;
+    const char *slash = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+    if (slash && slash[1]) remember(context, slash + 1);
+    return 0;
+}
+
 static void load_in_order(struct walk *walk, const char *name, int depth) {
     if (depth > 32 || already_seen(walk, name) || walk->seen_count >= MAX_SEEN) return;
-    void *present = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
-    if (present) {
-        dlclose(present);
-        return;
-    }
-    char *kept = strdup(name);
-    if (!kept) return;
-    walk->seen[walk->seen_count++] = kept;
+    remember(walk, name);
     char needed[MAX_NEEDED][128];
     int count = -1;
     for (int i = 0; i < walk->directory_count && count < 0; i++) {
@@ -132,13 +139,16 @@ static void load_in_order(struct walk *walk, const char *name, int depth) {
         }
     }
     for (int i = 0; i < count; i++) load_in_order(walk, needed[i], depth + 1);
-    // Loaded for good (the program keeps FFmpeg to its end); a failure is left to the caller's own dlopen.
+    // Loaded for good (the program keeps FFmpeg to its end); a failure is left to the caller's own dlopen. A name
+    // the loader knows by another file name is only looked up again: a dlopen of a loaded object just counts it.
     (void)dlopen(name, walk->flags);
 }
 
 void stories_load_in_order(const char *name, int flags) {
     static struct walk walk;
     if (walk.directory_count == 0) find_directories(&walk);
+    // Asking the loader about each name (RTLD_NOLOAD) would take its lock and scan every object, once per name.
+    dl_iterate_phdr(note_loaded, &walk);
     walk.flags = flags;
     load_in_order(&walk, name, 0);
 }
