@@ -96,6 +96,7 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Where sound goes: auto (PulseAudio or PipeWire, else ALSA), pulse, alsa or off.", valueName: "OUTPUT"))
     var sound: String = "auto"
     @Flag(help: "With --headless: also a frame event for each picture shown.") var frameEvents = false
+    @Flag(help: "Name every file passed over as not playable (otherwise the first three).") var verbose = false
     @Option(help: ArgumentHelp("When captions show: auto (while the sound is not heard; the default), on or off. v toggles them and the choice is kept in the config.", valueName: "MODE"))
     var captions: String?
     @Option(help: ArgumentHelp("Caption languages in order of preference, e.g. en,de.", valueName: "LANGS"))
@@ -149,7 +150,7 @@ struct PlayCommand: AsyncParsableCommand {
                 throw error
             }
             let read = loaded.sources
-            if let note = read.skippedNote { StandardStreams.writeError("stories-tui: \(note)\n") }
+            for line in PlaySources.skippedLines(read, all: verbose) { StandardStreams.writeError("\(line)\n") }
             for note in loaded.notes { StandardStreams.writeError("stories-tui: \(note)\n") }
             // What the checks of feeds read from their cached copies find (the list of people followed records it).
             let settling = Task { await loaded.settled() }

@@ -33,6 +33,24 @@ enum PlaySources {
         }
     }
 
+    /// What was passed over, for stderr: the counts by why, then each file with why (relative to `directory` when
+    /// inside it): the first three, or every one when `all`.
+    static func skippedLines(
+        _ sources: StorySources, all: Bool, directory: String = FileManager.default.currentDirectoryPath
+    ) -> [String] {
+        guard let note = sources.skippedNote else { return [] }
+        let shown = all ? sources.skippedFiles : Array(sources.skippedFiles.prefix(3))
+        let inside = directory.hasSuffix("/") ? directory : directory + "/"
+        var lines = ["stories-tui: \(note)"]
+        for file in shown {
+            let path = file.path.hasPrefix(inside) ? String(file.path.dropFirst(inside.count)) : file.path
+            lines.append("  \(path): \(file.reason)")
+        }
+        let rest = sources.skippedFiles.count - shown.count
+        if rest > 0 { lines.append("  and \(rest) more (--verbose names every one)") }
+        return lines
+    }
+
     /// Reads the feeds and pages among `named` (nil: the followed sources) through `loader`; `playCounts` say
     /// what was seen.
     /// The stories of the last refresh of everything followed are kept in `snapshots` (the cache directory).

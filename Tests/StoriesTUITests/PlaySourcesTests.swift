@@ -36,6 +36,7 @@ import Testing
         #expect(first.status == 0, "\(first.stderr)")
         #expect(try starts(first.text) == ["Ana 2.mp4", "Ana 10.mp4", "Ben 1.mp4"])
         #expect(first.stderr.contains("skipped 1 file (1 not media)"), "\(first.stderr)")
+        #expect(first.stderr.contains("friends/Ana/notes.txt: not media"), "the file is named: \(first.stderr)")
         // One line says where sound goes, or why there is none.
         let sound = first.text.split(separator: "\n").filter { $0.contains("\"event\":\"sound\"") }
         #expect(sound.count == 1 && (sound[0].contains("\"output\"") || sound[0].contains("\"reason\"")), "\(first.text)")

@@ -30,6 +30,11 @@ import Testing
         #expect(read.playlist.stories.allSatisfy { $0.author == nil })
         #expect(read.playlist.title == root.lastPathComponent)
         #expect(read.skippedNote == "skipped 2 files (2 not media)")
+        // Each named, with why, in the order met.
+        let base = root.standardizedFileURL.path
+        #expect(read.skippedFiles == [
+            .init(path: base + "/notes.txt", reason: "not media"), .init(path: base + "/thumbs.db", reason: "not media"),
+        ], "\(read.skippedFiles)")
         #expect(!read.isJSONOnly)
         // Served at their own paths, from the folder.
         #expect(read.playlist.localFolders.map(\.path) == [root.standardizedFileURL.path])

@@ -8,6 +8,8 @@ public struct StorySources: Sendable, Equatable {
     public var playlist: Playlist
     /// Files passed over, by why (`not media`, `unreadable`, `missing`, …), with how many.
     public var skipped: [String: Int]
+    /// The files (and list entries) passed over, each with why, in the order they were met.
+    public var skippedFiles: [SkippedFile] = []
     /// True when every source is a JSON playlist (whose relative files play over the simulated network).
     public var isJSONOnly: Bool
     /// True when every source names one story (a media file, an HLS playlist, a URL), not a folder or a list: the
@@ -20,27 +22,6 @@ public struct StorySources: Sendable, Equatable {
         self.skipped = skipped
         self.isJSONOnly = isJSONOnly
     }
-
-    /// One line saying what was passed over and why, nil when nothing was.
-    public var skippedNote: String? { Self.note(skipped) }
-
-    /// What `skipped` counts, in one line.
-    /// Feed items are counted under `item:` reasons (`item:older than 24 h`), files under the rest.
-    static func note(_ skipped: [String: Int]) -> String? {
-        guard !skipped.isEmpty else { return nil }
-        func line(_ counts: [(key: String, value: Int)], _ noun: String) -> String? {
-            guard !counts.isEmpty else { return nil }
-            let total = counts.reduce(0) { $0 + $1.value }
-            let reasons = counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
-            return "skipped \(total) \(noun)\(total == 1 ? "" : "s") (\(reasons))"
-        }
-        let items = skipped.filter { $0.key.hasPrefix(itemReason) }.map { (key: String($0.key.dropFirst(itemReason.count)), value: $0.value) }
-        let files = skipped.filter { !$0.key.hasPrefix(itemReason) }.map { (key: $0.key, value: $0.value) }
-        return [line(files, "file"), line(items, "feed item")].compactMap { $0 }.joined(separator: "; ")
-    }
-
-    /// The prefix of the reasons feed items are passed over for.
-    public static let itemReason = "item:"
 
     /// A URL's last path component, or its host: a story's title when nothing else names it.
     public static func name(of url: URL) -> String { Reader.name(of: url) }
@@ -73,7 +54,9 @@ public struct StorySources: Sendable, Equatable {
             if !read.isJSON { jsonOnly = false }
             if read.isJSON, arguments.count == 1, var playlist = read.playlist {
                 playlist.stories = Self.withSidecars(playlist.stories)
-                return StorySources(playlist: playlist, skipped: reader.skipped, isJSONOnly: true)
+                var sources = StorySources(playlist: playlist, skipped: reader.skipped, isJSONOnly: true)
+                sources.skippedFiles = reader.passedOver
+                return sources
             }
         }
         guard !reader.stories.isEmpty else {
@@ -87,6 +70,7 @@ public struct StorySources: Sendable, Equatable {
             playlist: Playlist(title: title, stories: Self.withSidecars(reader.stories), file: file), skipped: reader.skipped,
             isJSONOnly: jsonOnly)
         sources.namesStories = namesStories
+        sources.skippedFiles = reader.passedOver
         return sources
     }
 
@@ -94,6 +78,7 @@ public struct StorySources: Sendable, Equatable {
     struct Reader {
         var stories: [Story] = []
         var skipped: [String: Int] = [:]
+        var passedOver: [SkippedFile] = []
         var ids: Set<String> = []
 
         /// What one argument gave: its title, the file it names, and the playlist when it is a JSON file.
@@ -172,7 +157,7 @@ public struct StorySources: Sendable, Equatable {
                 return Read(title: url.deletingPathExtension().lastPathComponent, file: url, namesStory: hls)
             default:
                 let added = addFile(url, author: nil)
-                if !added { count("not media") }
+                if !added { count("not media", url.path) }
                 return Read(title: url.lastPathComponent, file: url, namesStory: added)
             }
         }
@@ -203,7 +188,7 @@ public struct StorySources: Sendable, Equatable {
         private mutating func collect(_ folder: URL, depth: Int, visited: inout Set<String>, into found: inout [URL]) {
             guard visited.insert(folder.resolvingSymlinksInPath().path).inserted, depth <= StorySources.maximumDepth
             else {
-                count("in a folder seen twice (a link that loops)")
+                count("in a folder seen twice (a link that loops)", folder.path)
                 return
             }
             let (files, folders) = entries(of: folder)
@@ -231,7 +216,7 @@ public struct StorySources: Sendable, Equatable {
         /// A folder's files and subfolders in natural name order, without hidden entries.
         private mutating func entries(of folder: URL) -> (files: [URL], folders: [URL]) {
             guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else {
-                count("in a folder that cannot be read")
+                count("in a folder that cannot be read", folder.path)
                 return ([], [])
             }
             var files: [URL] = []
@@ -240,7 +225,7 @@ public struct StorySources: Sendable, Equatable {
                 let url = folder.appendingPathComponent(name)
                 var isDirectory: ObjCBool = false
                 guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
-                    count("missing (a broken link)")
+                    count("missing (a broken link)", url.path)
                     continue
                 }
                 if isDirectory.boolValue { folders.append(url) } else { files.append(url) }
@@ -254,11 +239,11 @@ public struct StorySources: Sendable, Equatable {
             // Caption files belong to the story beside them.
             if ext == "srt" || ext == "vtt" { return false }
             guard StorySources.mediaExtensions.contains(ext) || ext == "m3u8" else {
-                count("not media")
+                count("not media", file.path)
                 return false
             }
             guard FileManager.default.isReadableFile(atPath: file.path) else {
-                count("unreadable")
+                count("unreadable", file.path)
                 return false
             }
             return true
@@ -294,7 +279,7 @@ public struct StorySources: Sendable, Equatable {
                 defer { title = nil }
                 if let scheme = Self.scheme(of: line), scheme != "file" {
                     guard scheme == "http" || scheme == "https", let url = try? OriginURL.parse(line) else {
-                        count("not a file or http(s) URL")
+                        count("not a file or http(s) URL", line)
                         continue
                     }
                     add(Story(id: line, title: title ?? Self.name(of: url), source: .remote(url)), author: nil)
@@ -303,7 +288,7 @@ public struct StorySources: Sendable, Equatable {
                 let path: String
                 if Self.scheme(of: line) == "file" {
                     guard let url = StorySource.localFile(URL(string: line)) else {
-                        count("not a file or http(s) URL")
+                        count("not a file or http(s) URL", line)
                         continue
                     }
                     path = url.path
@@ -313,7 +298,7 @@ public struct StorySources: Sendable, Equatable {
                 let file = URL(fileURLWithPath: path).standardizedFileURL
                 var isDirectory: ObjCBool = false
                 guard FileManager.default.fileExists(atPath: file.path, isDirectory: &isDirectory), !isDirectory.boolValue else {
-                    count("missing")
+                    count("missing", file.path)
                     continue
                 }
                 guard addable(file) else { continue }
@@ -337,7 +322,10 @@ public struct StorySources: Sendable, Equatable {
             stories.append(story)
         }
 
-        private mutating func count(_ reason: String) { skipped[reason, default: 0] += 1 }
+        private mutating func count(_ reason: String, _ what: String) {
+            skipped[reason, default: 0] += 1
+            passedOver.append(SkippedFile(path: what, reason: reason))
+        }
 
         /// An argument's URL scheme, lowercased (nil for a path).
         static func scheme(of text: String) -> String? {
