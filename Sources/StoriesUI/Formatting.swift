@@ -92,9 +92,9 @@ extension String {
         return String(kept) + ellipsis
     }
 
-    /// Padded with spaces (or cut) to exactly `width` characters.
+    /// Padded with spaces (or cut, at a word's end when `ellipsis` marks the cut) to exactly `width` characters.
     func padded(to width: Int, ellipsis: String = "") -> String {
-        let cut = truncated(to: width, ellipsis: ellipsis)
+        let cut = ellipsis.isEmpty ? truncated(to: width, ellipsis: "") : shortened(to: width, ellipsis: ellipsis)
         return cut + String(repeating: " ", count: Swift.max(0, width - cut.count))
     }
 

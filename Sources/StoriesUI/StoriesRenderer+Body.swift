@@ -47,7 +47,7 @@ extension StoriesRenderer {
         let state = lines.dropFirst(2).map(\.0).joined(separator: " \(glyphs.dot) ")
         let stateStyle = lines.dropFirst(2).first?.1 ?? .plain
         let caption = state.isEmpty ? title.0 : "\(title.0) \(glyphs.dot) \(state)"
-        let shown = caption.truncated(to: width - 2, ellipsis: glyphs.ellipsis)
+        let shown = caption.shortened(to: width - 2, ellipsis: glyphs.ellipsis)
         let start = x + Swift.max(1, (width - shown.count) / 2)
         let titleShown = String(shown.prefix(title.0.count))
         let column = grid.put(titleShown, x: start, y: y + pictureHeight, style: title.1)
@@ -70,7 +70,7 @@ extension StoriesRenderer {
         }
         let top = y + Swift.max(0, (viewportHeight - lines.count) / 2)
         for (i, (text, style)) in lines.enumerated() where top + i < y + viewportHeight {
-            let shown = text.truncated(to: width - 2, ellipsis: glyphs.ellipsis)
+            let shown = text.shortened(to: width - 2, ellipsis: glyphs.ellipsis)
             grid.put(shown, x: x + Swift.max(1, (width - shown.count) / 2), y: top + i, style: style)
         }
         // Without a picture (`--no-video`) the words sit under the title and state.

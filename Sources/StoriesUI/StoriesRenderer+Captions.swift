@@ -20,7 +20,7 @@ extension StoriesRenderer {
         if lines.count > Self.captionLines {
             lines = Array(lines.prefix(Self.captionLines))
             lines[lines.count - 1] = (lines[lines.count - 1] + " " + glyphs.ellipsis)
-                .truncated(to: width, ellipsis: glyphs.ellipsis)
+                .shortened(to: width, ellipsis: glyphs.ellipsis)
         }
         return lines
     }

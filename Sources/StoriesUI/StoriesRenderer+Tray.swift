@@ -34,7 +34,7 @@ extension StoriesRenderer {
         for i in first...last {
             x = grid.put(" ", x: x, y: y, style: .plain)
             let style = i == current ? CellStyle(bold: true, reverse: true) : CellStyle(dim: !entries[i].unseen)
-            x = grid.put(entries[i].text.truncated(to: room, ellipsis: glyphs.ellipsis), x: x, y: y, style: style)
+            x = grid.put(entries[i].text.shortened(to: room, ellipsis: glyphs.ellipsis), x: x, y: y, style: style)
             x = grid.put(" ", x: x, y: y, style: .plain)
         }
         if last + 1 < entries.count { grid.put(glyphs.ellipsis, x: x, y: y, style: CellStyle(dim: true)) }

@@ -92,7 +92,7 @@ public struct StoriesRenderer {
         ]
         let top = Swift.max(0, (grid.height - lines.count) / 2)
         for (i, line) in lines.enumerated() {
-            let text = line.truncated(to: grid.width, ellipsis: "")
+            let text = line.shortened(to: grid.width, ellipsis: "")
             grid.put(text, x: Swift.max(0, (grid.width - text.count) / 2), y: top + i, style: CellStyle(bold: i == 0))
         }
     }
@@ -164,7 +164,7 @@ public struct StoriesRenderer {
             let age = stories[index].age.map { " \(glyphs.dot) \($0)" } ?? ""
             let titleRoom = room - start - (room - start - age.count >= minimumTitle ? age.count : 0)
             let end = grid.put(
-                stories[index].title.truncated(to: titleRoom, ellipsis: glyphs.ellipsis), x: start, y: y, style: .plain)
+                stories[index].title.shortened(to: titleRoom, ellipsis: glyphs.ellipsis), x: start, y: y, style: .plain)
             if titleRoom < room - start { grid.put(age, x: end, y: y, style: CellStyle(dim: true)) }
         } else {
             grid.put(left, x: 0, y: y, style: CellStyle(bold: true), maxWidth: grid.width - rightWidth - 2)
@@ -248,7 +248,16 @@ public struct StoriesRenderer {
         let lines = helpLines
         let keyWidth = (lines.map(\.keys.count).max() ?? 0) + 2
         let boxWidth = Swift.min(grid.width - 2, keyWidth + (lines.map(\.meaning.count).max() ?? 0) + 4)
-        let boxHeight = Swift.min(grid.height - 2, lines.count + 4)
+        // A meaning wider than the box goes on over the rows below it, at a word's end; with no rows for that, it is
+        // cut at one.
+        let room = Swift.max(1, boxWidth - 4 - keyWidth)
+        var rows = lines.flatMap { line in
+            line.meaning.wrapped(to: room).enumerated().map { (keys: $0.offset == 0 ? line.keys : "", meaning: $0.element) }
+        }
+        if rows.count + 4 > grid.height - 2 {
+            rows = lines.map { (keys: $0.keys, meaning: $0.meaning.shortened(to: room, ellipsis: glyphs.ellipsis)) }
+        }
+        let boxHeight = Swift.min(grid.height - 2, rows.count + 4)
         let left = Swift.max(0, (grid.width - boxWidth) / 2)
         let top = Swift.max(0, (grid.height - boxHeight) / 2)
         for row in top..<(top + boxHeight) {
@@ -259,7 +268,7 @@ public struct StoriesRenderer {
         grid.fill(glyphs.horizontal, x: left, y: top, count: boxWidth, style: CellStyle(dim: true))
         grid.fill(glyphs.horizontal, x: left, y: top + boxHeight - 1, count: boxWidth, style: CellStyle(dim: true))
         grid.put(" Keys ", x: left + 2, y: top, style: CellStyle(bold: true))
-        for (i, line) in lines.enumerated() where top + 2 + i < top + boxHeight - 1 {
+        for (i, line) in rows.enumerated() where top + 2 + i < top + boxHeight - 1 {
             let column = grid.put(line.keys.padded(to: keyWidth), x: left + 2, y: top + 2 + i, style: CellStyle(bold: true))
             grid.put(line.meaning, x: column, y: top + 2 + i, maxWidth: left + boxWidth - 2 - column)
         }
