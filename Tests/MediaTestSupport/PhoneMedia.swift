@@ -208,16 +208,20 @@ public struct PhoneMedia {
     /// `seconds` of black picture with a white frame and a 1 kHz beep (0.1 s) at the same instant every second
     /// from 1 s on: what lines a picture up with its sound. `hevc` encodes the picture as HEVC (slower to decode
     /// first), else H.264; `size` is the picture's.
-    public func flashesAndBeeps(seconds: Int = 5, hevc: Bool = false, size: String = "160x120") async throws -> String {
-        let name = hevc ? "flash-beep-hevc.mp4" : "flash-beep.mp4"
+    public func flashesAndBeeps(
+        seconds: Int = 5, hevc: Bool = false, size: String = "160x120", fromZero: Bool = false
+    ) async throws -> String {
+        let name = (hevc ? "flash-beep-hevc" : "flash-beep") + (fromZero ? "-0.mp4" : ".mp4")
+        // From the first second on, or (`fromZero`) from the story's very first frame and sample.
+        let first = fromZero ? 0 : 1
         let video = hevc
             ? ["-c:v", "libx265", "-tag:v", "hvc1", "-x265-params", "log-level=error", "-preset", "ultrafast"]
             : ["-c:v", "libx264", "-preset", "ultrafast"]
         try await ffmpeg(name, [
             "-f", "lavfi", "-i",
-            "color=black:s=\(size):r=25:d=\(seconds),geq=lum='if(gte(T,1)*lt(mod(T,1),0.04),235,16)':cb=128:cr=128",
+            "color=black:s=\(size):r=25:d=\(seconds),geq=lum='if(gte(T,\(first))*lt(mod(T,1),0.04),235,16)':cb=128:cr=128",
             "-f", "lavfi", "-i",
-            "aevalsrc='if(gte(t,1)*lt(mod(t,1),0.1),0.5*sin(2*PI*1000*t),0)':s=48000:d=\(seconds)",
+            "aevalsrc='if(gte(t,\(first))*lt(mod(t,1),0.1),0.5*sin(2*PI*1000*t),0)':s=48000:d=\(seconds)",
         ] + video + [
             "-pix_fmt", "yuv420p", "-g", "25", "-c:a", "aac", "-b:a", "96k", "-shortest", "-movflags", "+faststart",
         ])

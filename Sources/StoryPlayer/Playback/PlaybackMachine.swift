@@ -91,6 +91,9 @@ struct PlaybackMachine {
     let waitingSince: Double
     /// How often the audio clock is read while the sound is about to start.
     static let soundStartInterval = 0.005
+    /// Longest the first frame is held while it is not yet known whether the story will be heard (the sound device
+    /// still opening): long enough for a sound server to answer, short enough that one that does not is not waited on.
+    static let soundOpenWait = 1.0
     private(set) var status = PlaybackStatus()
     private(set) var paused = false
     private(set) var soundPlaying = false
@@ -101,6 +104,10 @@ struct PlaybackMachine {
     private var stallStart: Double?
     /// The sound ended before the picture: the system clock carries on (until a seek brings sound back).
     private var soundOver = false
+    /// Since when the picture has been held at its playhead for a device still opening (nil: it is not).
+    private var heldForSoundSince: Double?
+    /// The hold for an opening device ran out: the picture goes on, and the sound joins it once the device opens.
+    private var stoppedHoldingForSound = false
     /// Seconds of the current stall spent waiting for bytes (paused time not counted).
     private var starved: Double = 0
     /// Seconds waited before the current stall (loading, earlier stalls) since the story last played smoothly:
@@ -203,6 +210,8 @@ struct PlaybackMachine {
             if buffered >= startThreshold || bufferedToEnd, seen.firstFrameReady {
                 status.state = paused ? .paused : .playing
                 status.startupMs = Int(((seen.now - start) * 1000).rounded())
+                // The wait for a device still opening counts from the first frame.
+                if seen.storySound == .unknown, !stoppedHoldingForSound { heldForSoundSince = seen.now }
                 waitedBefore = Swift.max(0, seen.now - waitingSince)
                 playedSinceWait = 0
                 actions.append(
@@ -219,12 +228,17 @@ struct PlaybackMachine {
             status.state = .playing
             var clock = elapsed
             if let reading = seen.sound, !soundOver {
+                heldForSoundSince = nil
                 switch soundPlaying ? reading : .waiting {
                 case .playing(let heard): clock = Swift.max(0, heard - status.position)
                 // Sound that is about to start (or still behind what the device played before) holds the picture.
                 case .waiting: clock = 0
                 case .ended: soundOver = true
                 }
+            } else if holdsForSound(seen) {
+                // The story may be heard once the device opens: its first sample is heard with its first frame,
+                // not skipped for the time the device took.
+                clock = 0
             }
             advance = Swift.min(clock, buffered)
             status.position = Swift.min(duration, status.position + advance)
@@ -265,6 +279,23 @@ struct PlaybackMachine {
         if status.state != .loading { actions.append(.show(at: status.position)) }
         soundFollowsPlayback(&actions, seen: seen)
         if status.state != .finished { actions.append(.wake(at: nextWake(seen))) }
+    }
+
+    /// Whether the playhead waits at its place for a sound device that is still opening (at most `soundOpenWait`
+    /// from when it began to wait, and never once the story's sound was heard or ended).
+    private mutating func holdsForSound(_ seen: Observation) -> Bool {
+        guard seen.storySound == .unknown, !soundOver, !stoppedHoldingForSound else {
+            heldForSoundSince = nil
+            return false
+        }
+        let since = heldForSoundSince ?? seen.now
+        heldForSoundSince = since
+        guard seen.now - since < Self.soundOpenWait else {
+            heldForSoundSince = nil
+            stoppedHoldingForSound = true
+            return false
+        }
+        return true
     }
 
     /// The story fails: its sound stops first, then `action` says why.
@@ -316,6 +347,9 @@ struct PlaybackMachine {
             var due = [now + (duration - status.position), now + status.bufferedSeconds]
             if let upcoming = seen.upcomingFrame, upcoming > status.position { due.append(now + (upcoming - status.position)) }
             if soundPlaying, !soundOver, seen.sound == .waiting { due.append(now + Self.soundStartInterval) }
+            if let since = heldForSoundSince {
+                due.append(Swift.min(now + Self.soundStartInterval, since + Self.soundOpenWait))
+            }
             return due.min()
         case .paused, .finished, .failed:
             return nil
