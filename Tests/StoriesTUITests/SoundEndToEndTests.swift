@@ -73,6 +73,33 @@ enum SoundServer {
         }.min() ?? 0
         return (samples, start)
     }
+
+    /// Plays `clip` (in `media`'s folder, as a one-story playlist) with `loop`, a shell command run under a private
+    /// server and recorder ($0 the program, $1 the folder, $2 the playlist, then `extra`); returns each run's events
+    /// (from its first frame to the next run's) and the recording.
+    static func coldStarts(of clip: String, in media: PhoneMedia, loop: String, extra: [String] = []) async throws
+        -> (runs: [[[String: Any]]], samples: [Int16], start: Double)
+    {
+        let list = media.folder.appendingPathComponent("playlist.json")
+        try """
+            {"title": "Sync", "stories": [{"id": "flash", "title": "Flash and beep", "url": "\(clip)"}]}
+            """.write(to: list, atomically: true, encoding: .utf8)
+        let result = try await CLI.runTool("/bin/bash", [
+            "-c", "STAMPER=\"$0\"; " + script, stamper, media.folder.path,
+            "sh", "-c", loop, try CLI.binary().path, media.folder.path, list.path,
+        ] + extra)
+        #expect(result.status == 0, "\(result.stderr)")
+        let text = (try? String(contentsOf: media.folder.appendingPathComponent("events.jsonl"), encoding: .utf8)) ?? ""
+        let events = text.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let (samples, start) = try recorded(in: media.folder)
+        let firsts = events.indices.filter { events[$0]["event"] as? String == "first_frame" }
+        let runs = firsts.enumerated().map { run, first in
+            Array(events[first..<(run + 1 < firsts.count ? firsts[run + 1] : events.count)])
+        }
+        return (runs, samples, start)
+    }
 }
 
 /// What a person hears: each story's own tone, for its length, and a beep with the flash it goes with.
@@ -156,30 +183,14 @@ enum SoundServer {
         guard Self.runsAlone("ten cold starts in sync"), let media = try Self.soundAndMedia() else { return }
         defer { media.remove() }
         let flash = try await media.flashesAndBeeps(seconds: 4, hevc: true, size: "1280x720", fromZero: true)
-        let list = media.folder.appendingPathComponent("playlist.json")
-        try """
-            {"title": "Sync", "stories": [{"id": "flash", "title": "Flash and beep", "url": "\(flash)"}]}
-            """.write(to: list, atomically: true, encoding: .utf8)
         let runs = 10
         // In the shell: $0 the program, $1 the folder, $2 the playlist.
         let loop = "for i in $(seq \(runs)); do \"$0\" play --headless --frame-events --network lan --sound pulse "
             + "--cache-dir \"$1/cache-$i\" \"$2\" || exit $?; done"
-        let result = try await CLI.runTool("/bin/bash", [
-            "-c", "STAMPER=\"$0\"; " + SoundServer.script, SoundServer.stamper, media.folder.path,
-            "sh", "-c", loop, try CLI.binary().path, media.folder.path, list.path,
-        ])
-        #expect(result.status == 0, "\(result.stderr)")
-        let text = (try? String(contentsOf: media.folder.appendingPathComponent("events.jsonl"), encoding: .utf8)) ?? ""
-        let events = text.split(separator: "\n").compactMap {
-            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-        }
-        let (samples, start) = try SoundServer.recorded(in: media.folder)
-        // One run's events: from its first frame to the next run's.
-        let firsts = events.indices.filter { events[$0]["event"] as? String == "first_frame" }
-        #expect(firsts.count == runs, "\(firsts.count) first frames in \(runs) runs")
+        let (slices, samples, start) = try await SoundServer.coldStarts(of: flash, in: media, loop: loop)
+        #expect(slices.count == runs, "\(slices.count) first frames in \(runs) runs")
         var report: [String] = []
-        for (run, first) in firsts.enumerated() {
-            let slice = Array(events[first..<(run + 1 < firsts.count ? firsts[run + 1] : events.count)])
+        for (run, slice) in slices.enumerated() {
             let shownFirst = try #require(slice.first?["monotonic"] as? Double)
             let secondShown = slice.first { $0["event"] as? String == "frame" && ($0["timeMs"] as? Int) == 1000 }?["monotonic"]
                 as? Double

@@ -44,35 +44,22 @@ extension SoundEndToEndTests {
         guard Self.runsAlone("a late device"), let media = try Self.soundAndMedia() else { return }
         defer { media.remove() }
         let flash = try await media.flashesAndBeeps(seconds: 4, fromZero: true)
-        let list = media.folder.appendingPathComponent("playlist.json")
-        try """
-            {"title": "Late", "stories": [{"id": "flash", "title": "Flash and beep", "url": "\(flash)"}]}
-            """.write(to: list, atomically: true, encoding: .utf8)
-        let runs = 3
         // In the shell: $0 the program, $1 the folder, $2 the playlist, $3 the proxy's code.
+        let runs = 3
         // The proxy is this shell's own job, ended with it (it must not outlive the run holding its output open).
         let loop = "python3 -c \"$3\" \"$1/slow\" \"$1/native\" 0.4 >/dev/null 2>&1 </dev/null & proxy=$!; "
             + "trap 'kill $proxy 2>/dev/null' EXIT; "
             + "for i in $(seq 50); do [ -S \"$1/slow\" ] && break; sleep 0.1; done; "
             // Through a proxy, the client cannot hand the server shared memory: it sends the sound over the socket.
             + "printf 'enable-shm = no\\nenable-memfd = no\\n' >\"$1/slow.conf\"; "
-            + "for i in $(seq \(runs)); do PULSE_SERVER=unix:$1/slow PULSE_CLIENTCONFIG=\"$1/slow.conf\" \"$0\" play --headless --frame-events --network lan "
-            + "--sound pulse --cache-dir \"$1/cache-$i\" \"$2\" || exit $?; done"
-        let result = try await CLI.runTool("/bin/bash", [
-            "-c", "STAMPER=\"$0\"; " + SoundServer.script, SoundServer.stamper, media.folder.path,
-            "sh", "-c", loop, try CLI.binary().path, media.folder.path, list.path, SoundServer.slowProxy,
-        ])
-        #expect(result.status == 0, "\(result.stderr)")
-        let text = (try? String(contentsOf: media.folder.appendingPathComponent("events.jsonl"), encoding: .utf8)) ?? ""
-        let events = text.split(separator: "\n").compactMap {
-            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-        }
-        let (samples, start) = try SoundServer.recorded(in: media.folder)
-        let firsts = events.indices.filter { events[$0]["event"] as? String == "first_frame" }
-        #expect(firsts.count == runs, "\(firsts.count) first frames in \(runs) runs: \(text)")
+            + "for i in $(seq \(runs)); do PULSE_SERVER=unix:$1/slow PULSE_CLIENTCONFIG=\"$1/slow.conf\" "
+            + "\"$0\" play --headless --frame-events --network lan --sound pulse --cache-dir \"$1/cache-$i\" \"$2\" "
+            + "|| exit $?; done"
+        let (slices, samples, start) = try await SoundServer.coldStarts(
+            of: flash, in: media, loop: loop, extra: [SoundServer.slowProxy])
+        #expect(slices.count == runs, "\(slices.count) first frames in \(runs) runs")
         var report: [String] = []
-        for (run, first) in firsts.enumerated() {
-            let slice = Array(events[first..<(run + 1 < firsts.count ? firsts[run + 1] : events.count)])
+        for (run, slice) in slices.enumerated() {
             let heard = try Self.heardMilliseconds(of: 0, in: slice, id: "flash", samples: samples, start: start)
             let offsets = try Self.beepOffsets(slice, id: "flash", seconds: 1...3, samples: samples, start: start)
             report.append("run \(run + 1): first beep heard \(heard) ms, beeps minus flashes \(offsets) ms")
