@@ -65,23 +65,29 @@ static const char *const required_filters[] = {
     "av_buffersrc_add_frame_flags", "av_buffersink_get_frame",
 };
 
-static void load(void) {
-    for (int i = 0; i < CORE_COUNT; i++) {
+// Loads libraries[first..<end] (dependencies first, see library_order.c) and checks that `names` are all there;
+// 1 when they are, else 0 with why in `error`.
+static int load_libraries(int first, int end, const char *const *names, size_t count, char *error, size_t size) {
+    for (int i = first; i < end; i++) {
         stories_load_in_order(library_names[i], RTLD_NOW | RTLD_LOCAL);
         void *library = dlopen(library_names[i], RTLD_NOW | RTLD_LOCAL);
         if (!library) {
-            snprintf(load_error, sizeof load_error, "cannot load %s (%s)", library_names[i], dlerror());
-            return;
+            snprintf(error, size, "cannot load %s (%s)", library_names[i], dlerror());
+            return 0;
         }
         __atomic_store_n(&libraries[i], library, __ATOMIC_RELEASE);
     }
-    for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
-        if (!symbol(required[i])) {
-            snprintf(load_error, sizeof load_error, "FFmpeg's libraries lack %s", required[i]);
-            return;
+    for (size_t i = 0; i < count; i++) {
+        if (!symbol(names[i])) {
+            snprintf(error, size, "FFmpeg's libraries lack %s", names[i]);
+            return 0;
         }
     }
-    loaded = 1;
+    return 1;
+}
+
+static void load(void) {
+    loaded = load_libraries(0, CORE_COUNT, required, sizeof required / sizeof required[0], load_error, sizeof load_error);
 }
 
 static void load_filters(void) {
@@ -90,20 +96,9 @@ static void load_filters(void) {
         snprintf(filter_error, sizeof filter_error, "%s", load_error);
         return;
     }
-    stories_load_in_order(LIB_AVFILTER, RTLD_NOW | RTLD_LOCAL);
-    void *library = dlopen(LIB_AVFILTER, RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-        snprintf(filter_error, sizeof filter_error, "cannot load %s (%s)", LIB_AVFILTER, dlerror());
-        return;
-    }
-    __atomic_store_n(&libraries[CORE_COUNT], library, __ATOMIC_RELEASE);
-    for (size_t i = 0; i < sizeof required_filters / sizeof required_filters[0]; i++) {
-        if (!symbol(required_filters[i])) {
-            snprintf(filter_error, sizeof filter_error, "FFmpeg's libraries lack %s", required_filters[i]);
-            return;
-        }
-    }
-    filters_loaded = 1;
+    filters_loaded = load_libraries(
+        CORE_COUNT, LIBRARY_COUNT, required_filters, sizeof required_filters / sizeof required_filters[0], filter_error,
+        sizeof filter_error);
 }
 
 int stories_ffmpeg_load(char *error, size_t size) {
@@ -134,53 +129,35 @@ void stories_ffmpeg_load_soon(void) {
     pthread_attr_destroy(&attributes);
 }
 
-// Each stub resolves its function once (after stories_ffmpeg_load succeeded, which callers check first).
-#define RESOLVE(NAME, TYPE)                                                                                  \
+// Each stub resolves its function once, after `LOADER` ran once under `ONCE`: the decoding libraries (which callers
+// check first with stories_ffmpeg_load), or for the filter stubs libavfilter too (loaded the first time one is called).
+#define RESOLVE(NAME, TYPE, ONCE, LOADER)                                                                    \
     static TYPE real;                                                                                         \
     TYPE f = __atomic_load_n(&real, __ATOMIC_ACQUIRE);                                                       \
     if (!f) {                                                                                                 \
-        pthread_once(&load_once, load);                                                                       \
+        pthread_once(&ONCE, LOADER);                                                                          \
         f = (TYPE)symbol(#NAME);                                                                              \
         __atomic_store_n(&real, f, __ATOMIC_RELEASE);                                                        \
     }
 
-#define STUB(RET, NAME, PARAMS, ARGS)                                                                         \
+#define STUB_IN(ONCE, LOADER, RET, NAME, PARAMS, ARGS)                                                        \
     RET NAME PARAMS {                                                                                         \
         typedef RET(*fn_t) PARAMS;                                                                            \
-        RESOLVE(NAME, fn_t)                                                                                   \
+        RESOLVE(NAME, fn_t, ONCE, LOADER)                                                                     \
         return f ARGS;                                                                                        \
     }
 
-// The filter library's stubs load it (after the decoding libraries) the first time one is called.
-#define RESOLVE_FILTER(NAME, TYPE)                                                                           \
-    static TYPE real;                                                                                         \
-    TYPE f = __atomic_load_n(&real, __ATOMIC_ACQUIRE);                                                       \
-    if (!f) {                                                                                                 \
-        pthread_once(&filter_once, load_filters);                                                             \
-        f = (TYPE)symbol(#NAME);                                                                              \
-        __atomic_store_n(&real, f, __ATOMIC_RELEASE);                                                        \
-    }
-
-#define FILTER_STUB(RET, NAME, PARAMS, ARGS)                                                                  \
-    RET NAME PARAMS {                                                                                         \
-        typedef RET(*fn_t) PARAMS;                                                                            \
-        RESOLVE_FILTER(NAME, fn_t)                                                                            \
-        return f ARGS;                                                                                        \
-    }
-
-#define FILTER_STUB_VOID(NAME, PARAMS, ARGS)                                                                  \
+#define STUB_VOID_IN(ONCE, LOADER, NAME, PARAMS, ARGS)                                                        \
     void NAME PARAMS {                                                                                        \
         typedef void(*fn_t) PARAMS;                                                                           \
-        RESOLVE_FILTER(NAME, fn_t)                                                                            \
+        RESOLVE(NAME, fn_t, ONCE, LOADER)                                                                     \
         f ARGS;                                                                                               \
     }
 
-#define STUB_VOID(NAME, PARAMS, ARGS)                                                                         \
-    void NAME PARAMS {                                                                                        \
-        typedef void(*fn_t) PARAMS;                                                                           \
-        RESOLVE(NAME, fn_t)                                                                                   \
-        f ARGS;                                                                                               \
-    }
+#define STUB(RET, NAME, PARAMS, ARGS) STUB_IN(load_once, load, RET, NAME, PARAMS, ARGS)
+#define STUB_VOID(NAME, PARAMS, ARGS) STUB_VOID_IN(load_once, load, NAME, PARAMS, ARGS)
+#define FILTER_STUB(RET, NAME, PARAMS, ARGS) STUB_IN(filter_once, load_filters, RET, NAME, PARAMS, ARGS)
+#define FILTER_STUB_VOID(NAME, PARAMS, ARGS) STUB_VOID_IN(filter_once, load_filters, NAME, PARAMS, ARGS)
 
 STUB(int, av_find_best_stream,
      (AVFormatContext *ic, enum AVMediaType type, int wanted_stream_nb, int related_stream,
