@@ -1,4 +1,3 @@
-import Foundation
 import MediaCache
 import StoriesUI
 import StoryPlayer
@@ -9,7 +8,6 @@ import Testing
 /// word cut short is a proper beginning of a word the same screen shows whole when there is room (at 400 columns):
 /// "Shift+←/" of "Shift+←/→", "Sou…" of "Sound".
 @Suite struct CutTextSweepTests {
-    static let dump = ProcessInfo.processInfo.environment["STORIES_DUMP_SWEEP"]
     static let separators: Set<Character> = [" ", "│", "┃", "─", "━", "═", "║", "╭", "╮", "╰", "╯", "┌", "┐", "└", "┘",
         "├", "┤", "█", "▓", "░", "▒", "·", "▕", "▏", "|", "-", "=", "+"]
 
@@ -65,7 +63,6 @@ import Testing
                     guard !kept.isEmpty, !whole.contains(kept), !kept.contains(where: \.isNumber) else { continue }
                     if whole.contains(where: { $0.count > kept.count && $0.hasPrefix(kept) }) {
                         cut.append("\(width): \(word)")
-                        if Self.dump == name { print("---- \(name) \(width)x\(height)\n" + grid.lines.joined(separator: "\n")) }
                     }
                 }
             }

@@ -77,7 +77,6 @@ public struct StorySources: Sendable, Equatable {
     /// Where the stories and the counts of what was skipped are gathered.
     struct Reader {
         var stories: [Story] = []
-        var skipped: [String: Int] = [:]
         var passedOver: [SkippedFile] = []
         var ids: Set<String> = []
 
@@ -322,8 +321,10 @@ public struct StorySources: Sendable, Equatable {
             stories.append(story)
         }
 
+        /// How many were passed over, by why.
+        var skipped: [String: Int] { passedOver.reduce(into: [:]) { $0[$1.reason, default: 0] += 1 } }
+
         private mutating func count(_ reason: String, _ what: String) {
-            skipped[reason, default: 0] += 1
             passedOver.append(SkippedFile(path: what, reason: reason))
         }
 

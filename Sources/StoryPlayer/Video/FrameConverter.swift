@@ -209,8 +209,7 @@ final class ToneMapGraph {
     /// The filters for frames of `input`; nil when they cannot be set up (no libavfilter, or no zscale in it).
     init?(_ input: Input) {
         self.input = input
-        var why = [CChar](repeating: 0, count: 256)
-        guard stories_ffmpeg_load_filters(&why, why.count) == 1, let graph = avfilter_graph_alloc(),
+        guard stories_ffmpeg_load_filters(nil, 0) == 1, let graph = avfilter_graph_alloc(),
             let buffer = avfilter_get_by_name("buffer"),
             let bufferSink = avfilter_get_by_name("buffersink")
         else { return nil }
