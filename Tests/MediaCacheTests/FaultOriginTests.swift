@@ -31,7 +31,9 @@ import Testing
             #expect(bytes == scenario.expected, "\(scenario): \(bytes.count) bytes that are not the right ones")
             if let most = scenario.maxOriginBytes {
                 await h.origin.waitUntilIdle()
-                #expect(h.origin.bodyBytesSent <= most, "\(scenario): the origin sent \(h.origin.bodyBytesSent) bytes")
+                #expect(
+                    h.origin.bodyBytesSent <= most,
+                    "\(scenario): the origin sent \(h.origin.bodyBytesSent) bytes: \(h.origin.requests.map { "\($0.method) \($0.range ?? "-") \($0.status) \($0.bodyBytes)" })")
             }
         } catch {
             #expect(error is OriginError || error is CacheError, "\(scenario): \(error)")

@@ -61,6 +61,45 @@ import Testing
         #expect(p.release(fetchID: 1, finishingBlock: false) == [.cancel(fetchID: 1)])
     }
 
+    /// The reader can meet the new version in the store (and let go, restart and plan again on it) before the
+    /// news reaches the plan: the fetch that found it is not left cut at its block, and the restarted reader's
+    /// fetch of the new version is not stopped as one of the old.
+    @Test func aReaderAheadOfTheNewsOfANewVersionCostsNoSecondDownload() {
+        for (length, due) in [(Int64(10_000), [PlannerAction]()), (Int64(3 << 20), [.cancelAfterGrace(fetchID: 1)])] {
+            var p = planner()
+            _ = p.plan(
+                offset: 3_000, end: nil, length: length, available: ByteRangeSet([0..<3_000]), holding: nil, newID: 1,
+                generation: 1)
+            // The store holds generation 2 now; the reader fails, lets go, and restarts from byte 0 on it.
+            #expect(p.release(fetchID: 1, finishingBlock: true) == [.cancelAfterGrace(fetchID: 1)])
+            #expect(p.fetches[1]?.target == 3_000)
+            let (restart, _) = p.plan(
+                offset: 0, end: nil, length: length, available: ByteRangeSet(), holding: nil, newID: 2, generation: 2)
+            #expect(restart == .start(fetchID: 2, start: 0, target: 3_000))
+            // Then the news: the fetch that found it runs on to its planned end, the new version's fetch stays.
+            #expect(p.versionChanged(to: meta, keeping: 1, newGeneration: 2) == due, "\(length)")
+            #expect(p.fetches.keys.sorted() == [1, 2], "\(length)")
+            #expect(p.fetches[1]?.target == length, "\(length)")
+            #expect(p.isUnwanted(1) == !due.isEmpty, "\(length)")
+        }
+    }
+
+    /// A fetch that proved a change by re-reading cached bytes before its start wrote them first: a restarted
+    /// reader's fetch from byte 0 ends where those bytes begin and still keeps the fetch for its reader.
+    @Test func aRestartLeadsIntoTheNewVersionAcrossTheBytesThatProvedIt() {
+        var p = planner()
+        _ = p.plan(
+            offset: 3_000, end: nil, length: 10_000, available: ByteRangeSet([0..<3_000]), holding: nil, newID: 1)
+        _ = p.versionChanged(to: meta, keeping: 1, newGeneration: 2)
+        p.progressed(fetchID: 1, to: 3_150)
+        #expect(p.release(fetchID: 1, finishingBlock: true).isEmpty)
+        let (lead, _) = p.plan(
+            offset: 0, end: nil, length: 10_000, available: ByteRangeSet([2_900..<3_150]), holding: nil, newID: 2,
+            generation: 2)
+        #expect(lead == .start(fetchID: 2, start: 0, target: 2_900))
+        #expect(p.fetches[2]?.leadsInto == 1 && p.fetches[1]?.interest == 1)
+    }
+
     @Test func aNewFetchCoversOnlyMissingBytes() {
         var p = planner()
         let available = ByteRangeSet([0..<250, 700..<800])

@@ -88,6 +88,42 @@ import Testing
         await h.close()
     }
 
+    /// A check started on the old copy can answer after a fetch met the new version and replaced the copy: it
+    /// does not stop that fetch as one of the old version (the next reader joined nothing, and the new version
+    /// came twice).
+    @Test func aCheckAnsweringAfterAFetchFoundTheNewVersionLetsThatFetchRunOn() async throws {
+        let v1 = content(600_000, seed: 1)
+        let v2 = content(600_000, seed: 2)
+        let h = try await LoaderHarness()
+        h.origin.set(OriginResource(bytes: v1), at: "/v.mp4")
+        #expect(try await h.read("v.mp4", 0, 200_000) == Array(v1[0..<200_000]))
+        try await h.restart()
+        await h.origin.resetCounters()
+        h.origin.set(OriginResource(bytes: v2), at: "/v.mp4")
+        var faults = OriginFaults()
+        faults.holdHead = true
+        faults.pauseAfterBytes = 100_000
+        h.origin.setFaults(faults)
+        // The reader's fetch from 200,000 asks If-Range the old ETag and gets the new version whole (paused in
+        // its body); the reader, which delivered old bytes, fails.
+        let iterator = h.loader.load(LoadingRequest(url: h.url("v.mp4"))).makeAsyncIterator()
+        await #expect(throws: OriginError.self) {
+            while try await iterator.next() != nil {}
+        }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while h.origin.pausedResponses < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
+        #expect(h.origin.pausedResponses == 2, "the check and the fetch were not both held")
+        // The held check answers first (it was held first): it finds the version the fetch already wrote.
+        h.origin.resumePaused()
+        await h.loader.validate(url: h.url("v.mp4"))
+        #expect(try await h.read("v.mp4") == v2)
+        await h.origin.waitUntilIdle()
+        #expect(
+            h.origin.bodyBytesSent <= 600_000 + 16_384,
+            "the origin sent \(h.origin.bodyBytesSent) bytes: \(h.origin.requests.map { "\($0.method) \($0.range ?? "-") \($0.status) \($0.bodyBytes)" })")
+        await h.close()
+    }
+
     @Test func anUnreachableOriginIsReportedOfflineWhileEveryCachedByteIsServed() async throws {
         let bytes = content(200_000)
         let h = try await cachedHarness(bytes)

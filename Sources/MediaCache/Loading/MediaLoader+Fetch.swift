@@ -203,7 +203,7 @@ extension MediaLoader {
             generation = current
             if replaced {
                 eventLog?.emit("replaced", ["url": url.absoluteString, "etag": metadata.etag as Any])
-                coordinator.update(key) { $0.versionChanged(to: metadata, keeping: fetchID) }
+                coordinator.update(key) { $0.versionChanged(to: metadata, keeping: fetchID, newGeneration: current) }
             }
         }
         // What this answer says of how long the copy may be used without asking (the next process reads it).
@@ -345,7 +345,7 @@ extension MediaLoader {
         eventLog?.emit("replaced", ["url": url.absoluteString, "reason": "content differs"])
         guard case .cacheable(let generation, _) = try prepare(key, metadata, replacing: true)
         else { throw OriginError.resourceChanged(url: url.absoluteString) }
-        coordinator.update(key) { $0.versionChanged(to: metadata, keeping: fetchID) }
+        coordinator.update(key) { $0.versionChanged(to: metadata, keeping: fetchID, newGeneration: generation) }
         return generation
     }
 

@@ -42,7 +42,8 @@ extension MediaLoader {
             key: key, needed: needed, freshUntil: freshUntil, confirmedAt: confirmed, now: store.now()
         ) {
             Task { [self] in
-                let (result, freshUntil) = await runValidation(key: key, url: url, cached: cached)
+                let (result, freshUntil) = await runValidation(
+                    key: key, url: url, cached: cached, generation: info?.generation)
                 // An answer without freshness holds for the recheck interval (a long-running process asks again).
                 let checkedUntil = freshUntil ?? store.now().addingTimeInterval(configuration.recheckInterval)
                 coordinator.validated(key: key, result, freshUntil: checkedUntil, now: store.now())
@@ -60,8 +61,9 @@ extension MediaLoader {
 
     /// Asks the origin (a conditional HEAD) whether `cached` is still its version; also returns until when the
     /// answer holds. A `304` says so at once; a `200` is compared with the cached copy (length and validators).
+    /// `generation` is the cached copy's.
     private func runValidation(
-        key: CacheKey, url: URL, cached: ResourceMetadata
+        key: CacheKey, url: URL, cached: ResourceMetadata, generation cachedGeneration: Int64?
     ) async -> (ValidationResult, Date?) {
         do {
             traffic.sentRequest()
@@ -91,7 +93,15 @@ extension MediaLoader {
                 } else if current.isDifferentVersion(from: cached) {
                     outcome = "changed"
                     result = .changed(current)
-                    _ = try prepare(key, current)
+                    let admission = try prepare(key, current)
+                    if case .cacheable(let generation, replaced: false) = admission, let cachedGeneration,
+                        generation > cachedGeneration
+                    {
+                        // A fetch met the new version during the check and replaced the copy: the plan knows, and
+                        // that fetch (writing the new version) is not to be stopped as one of the old.
+                        outcome = "changed (a fetch found it first)"
+                        result = .unchanged
+                    }
                 }
                 if let generation = store.info(for: key)?.generation {
                     freshUntil = store.recordFreshness(

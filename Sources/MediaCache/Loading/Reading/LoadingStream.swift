@@ -158,7 +158,8 @@ public struct LoadingStream: AsyncSequence, Sendable {
                 if try await checkHeldFetch() { continue }
                 switch loader.coordinator.plan(
                     key: key, offset: currentOffset, end: planEnd(length: length), length: length,
-                    available: available, holding: holding, exact: request.readAhead != nil)
+                    available: available, holding: holding, exact: request.readAhead != nil,
+                    generation: info?.generation)
                 {
                 case .wait(let fetchID):
                     holding = fetchID

@@ -1,66 +1,5 @@
 import Foundation
 
-/// One in-flight origin fetch of a byte range, shared by every reader (and preload) that needs its bytes.
-struct FetchRecord: Sendable, Equatable {
-    let id: Int
-    var start: Int64
-    /// Exclusive end the fetch stops at; nil for the resource's end. Shrinks when a later fetch takes over a tail.
-    var target: Int64?
-    /// The next offset this fetch will write.
-    var progress: Int64
-    /// Readers and preloads relying on it; at zero the fetch is cancelled.
-    var interest: Int
-    /// True once it writes a version found during it (a new ETag, a whole 200, bytes that differ): the reader
-    /// that found it restarts from byte 0 and will want these bytes again, so letting go does not cut it short.
-    var carriesNewVersion = false
-    /// The fetch this one leads straight into (its target is that fetch's start), kept for this fetch's reader.
-    var leadsInto: Int?
-}
-
-/// How a fetch ended, kept briefly so readers that relied on it can tell why their bytes did not arrive.
-enum FetchOutcome: Sendable {
-    case finished
-    case failed(any Error)
-    case cancelled
-}
-
-/// What a reader should do next for a missing offset.
-enum FetchPlan: Sendable, Equatable {
-    /// Wait for the fetch with this id (already held, or joined now).
-    case wait(fetchID: Int)
-    /// Start a new fetch of `start..<target` (target nil: to the end); `truncated` fetches now stop at `start`.
-    case start(fetchID: Int, start: Int64, target: Int64?)
-}
-
-/// Whether a resource's cached copy was checked against the origin in this session.
-enum ValidationPhase: Sendable, Equatable {
-    case notStarted
-    case running
-    case done
-}
-
-/// What the once-per-session check against the origin found.
-enum ValidationResult: Sendable, Equatable {
-    /// Same version (or the origin would not say): the cached copy stays.
-    case unchanged
-    /// Another version: the store replaced the cached copy.
-    case changed(ResourceMetadata)
-    /// Gone at the origin (404, 410): the cached copy was removed.
-    case gone
-    /// The origin could not be reached: the cached copy stays in service.
-    case offline
-    /// The check was cancelled before an answer: nothing is known.
-    case cancelled
-}
-
-/// Something the planner's owner must do outside its lock.
-enum PlannerAction: Sendable, Equatable {
-    /// Cancel this fetch's task now.
-    case cancel(fetchID: Int)
-    /// Let this fetch finish the block it is in, then cancel it if still nobody wants it (`isUnwanted`).
-    case cancelAfterGrace(fetchID: Int)
-}
-
 /// The fetch plan of one resource, as a value: which byte ranges are being fetched, who relies on them, what the
 /// origin said about the resource (metadata, validators, reachability) and whether it streams through uncached.
 /// Every event is a method that updates the value and returns what must be done outside any lock, so its rules
@@ -116,9 +55,10 @@ struct FetchPlanner: Sendable {
     /// holds `holding`: join an in-flight fetch that will reach them soon, or start fetch `newID` over the missing
     /// run from `offset`. `available` is what the store can read now. `exact` starts a new fetch at `offset` and
     /// ends it at `end` themselves, not at their blocks' edges (a client that jumps about reads where it asks).
+    /// `generation` is the cached copy's the reader sees.
     mutating func plan(
         offset: Int64, end: Int64?, length: Int64?, available: ByteRangeSet, holding: Int?, newID: Int,
-        exact: Bool = false
+        exact: Bool = false, generation: Int64? = nil
     ) -> (FetchPlan, [PlannerAction]) {
         // A fetch already past `offset` has written those bytes since the caller looked: waiting on it returns
         // at once (its progress moved the event counter) and the caller finds them on disk.
@@ -154,13 +94,18 @@ struct FetchPlanner: Sendable {
         where fetch.progress <= start && (fetch.target ?? Int64.max) > start && fetch.start <= start {
             fetches[id]?.target = start
         }
-        fetches[newID] = FetchRecord(id: newID, start: start, target: target, progress: start, interest: 1)
+        fetches[newID] = FetchRecord(
+            id: newID, start: start, target: target, progress: start, interest: 1, plannedTarget: target,
+            generation: generation)
         let actions = holding.map { dropInterest($0) } ?? []
-        if let target, let next = fetches.values.first(where: {
-            $0.id != newID && $0.start == target && $0.interest <= 0 && $0.carriesNewVersion
+        if let target, let next = fetches.values.first(where: { fetch in
+            guard fetch.id != newID, fetch.interest <= 0, fetch.carriesNewVersion else { return false }
+            return fetch.start == target
+                || (target < fetch.start && available.contiguousLength(from: target) >= fetch.start - target)
         }) {
             // It leads straight into a new version's fetch nobody holds (its reader restarted from byte 0 and
-            // reads toward it again): that fetch is kept for this reader, not stopped and fetched again later.
+            // reads toward it again), or into the cached bytes that fetch wrote before its start (the overlap
+            // that proved the change): that fetch is kept for this reader, not stopped and fetched again later.
             fetches[next.id]?.interest += 1
             fetches[newID]?.leadsInto = next.id
         }
@@ -186,10 +131,7 @@ struct FetchPlanner: Sendable {
             // its end when little is left, however long the restart takes; else for the grace), in which a
             // reader joins it or a lead-in keeps it.
             fetches[fetchID] = fetch
-            if let end = fetch.target ?? metadata?.contentLength, end - fetch.progress <= Self.wholeBodyRunOn {
-                return led
-            }
-            return led + [.cancelAfterGrace(fetchID: fetchID)]
+            return runsOnUnheld(fetch) ? led : led + [.cancelAfterGrace(fetchID: fetchID)]
         }
         if fetch.interest <= 0, finishingBlock {
             fetch.target = Swift.min(fetch.target ?? blockEnd(fetch.progress), blockEnd(fetch.progress))
@@ -236,6 +178,12 @@ struct FetchPlanner: Sendable {
     /// A whole body nobody reads any more is finished when no more than this is left of it (1 MiB).
     static let wholeBodyRunOn: Int64 = 1 << 20
 
+    /// True for a fetch of a new version with at most `wholeBodyRunOn` left: nobody holding it does not stop it.
+    private func runsOnUnheld(_ fetch: FetchRecord) -> Bool {
+        guard fetch.carriesNewVersion, let end = fetch.target ?? metadata?.contentLength else { return false }
+        return end - fetch.progress <= Self.wholeBodyRunOn
+    }
+
     private mutating func dropInterest(_ id: Int) -> [PlannerAction] {
         guard var fetch = fetches[id] else {
             // A lead-in that ended: the unit kept for its reader goes with it.
@@ -256,7 +204,10 @@ struct FetchPlanner: Sendable {
     }
 
     /// True when `fetchID` is still in flight with nobody relying on it (a `cancelAfterGrace` comes due).
-    func isUnwanted(_ fetchID: Int) -> Bool { (fetches[fetchID]?.interest ?? 1) <= 0 }
+    func isUnwanted(_ fetchID: Int) -> Bool {
+        guard let fetch = fetches[fetchID] else { return false }
+        return fetch.interest <= 0 && !runsOnUnheld(fetch)
+    }
 
     /// How a fetch that is no longer in flight ended (nil while it runs).
     func outcome(of fetchID: Int) -> FetchOutcome? {
@@ -285,6 +236,7 @@ struct FetchPlanner: Sendable {
         fetches[fetchID]?.progress = 0
         let nextStart = fetches.values.filter { $0.id != fetchID && $0.start > 0 }.map(\.start).min()
         fetches[fetchID]?.target = nextStart
+        fetches[fetchID]?.plannedTarget = nil
     }
 
     /// The fetch ended; its outcome is kept for the readers that relied on it.
@@ -307,16 +259,30 @@ struct FetchPlanner: Sendable {
     }
 
     /// The origin now serves another version than the one cached and in flight: every fetch of the old version
-    /// but `keeping` (the one that found out, now writing the new one) stops.
-    mutating func versionChanged(to metadata: ResourceMetadata, keeping: Int?) -> [PlannerAction] {
+    /// but `keeping` (the one that found out, now writing the new one) stops. Fetches planned on `newGeneration`
+    /// (the store's copy of the new version, which readers can meet before this news) are of the new one.
+    mutating func versionChanged(
+        to metadata: ResourceMetadata, keeping: Int?, newGeneration: Int64? = nil
+    ) -> [PlannerAction] {
         self.metadata = metadata
         offline = false
         var actions: [PlannerAction] = []
-        if let keeping { fetches[keeping]?.carriesNewVersion = true }
-        for id in fetches.keys.sorted() where id != keeping {
+        for (id, fetch) in fetches.sorted(by: { $0.key < $1.key }) where id != keeping {
+            if let newGeneration, let seen = fetch.generation, seen >= newGeneration { continue }
             fetches.removeValue(forKey: id)
             outcomes[id] = .cancelled
             actions.append(.cancel(fetchID: id))
+        }
+        if let keeping, var kept = fetches[keeping] {
+            kept.carriesNewVersion = true
+            if kept.interest <= 0 {
+                // Its reader met the new version in the store before this news reached the plan, and let go as
+                // from any fetch (cutting it to its block): it restarts from byte 0 and comes back for these
+                // bytes, so the fetch runs on as it would have, had it been let go now.
+                kept.target = kept.plannedTarget
+                if !runsOnUnheld(kept) { actions.append(.cancelAfterGrace(fetchID: keeping)) }
+            }
+            fetches[keeping] = kept
         }
         return actions
     }

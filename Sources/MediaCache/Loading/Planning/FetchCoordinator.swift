@@ -108,7 +108,7 @@ final class FetchCoordinator: Sendable {
     /// Plans the bytes at `offset` for a reader (see `FetchPlanner.plan`).
     func plan(
         key: CacheKey, offset: Int64, end: Int64?, length: Int64?, available: ByteRangeSet, holding: Int?,
-        exact: Bool = false
+        exact: Bool = false, generation: Int64? = nil
     ) -> FetchPlan {
         let id = state.withLockedValue { s -> Int in
             defer { s.nextID += 1 }
@@ -117,7 +117,7 @@ final class FetchCoordinator: Sendable {
         return update(key, waking: false) { planner in
             planner.plan(
                 offset: offset, end: end, length: length, available: available, holding: holding, newID: id,
-                exact: exact)
+                exact: exact, generation: generation)
         }
     }
 
