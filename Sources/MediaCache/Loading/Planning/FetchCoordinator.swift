@@ -186,6 +186,11 @@ final class FetchCoordinator: Sendable {
         }
     }
 
+    /// The fetch a reader of the ended lead-in `fetchID` holds from now on, if any (see `FetchPlanner.takeHandover`).
+    func takeHandover(key: CacheKey, from fetchID: Int) -> Int? {
+        update(key, waking: false) { ($0.takeHandover(from: fetchID), []) }
+    }
+
     /// The fetch's current stop offset, or nil when it should stop now (gone or cancelled).
     func target(key: CacheKey, fetchID: Int) -> Int64?? { planner(key) { $0.target(of: fetchID) } }
 

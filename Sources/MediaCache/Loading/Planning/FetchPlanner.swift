@@ -66,7 +66,8 @@ struct FetchPlanner: Sendable {
         let candidates = fetches.values.filter { fetch in
             fetch.start <= offset && (fetch.target.map { offset < $0 } ?? true) && offset - fetch.progress <= window
         }
-        if let fetch = candidates.max(by: { $0.progress < $1.progress }) {
+        // (Ties go to the older fetch, so the plan never depends on the order of a dictionary.)
+        if let fetch = candidates.max(by: { ($0.progress, $1.id) < ($1.progress, $0.id) }) {
             var actions: [PlannerAction] = []
             if let holding, fetches[holding] == nil, handovers[holding] == fetch.id {
                 // The reader's lead-in ended where this fetch starts: it holds the unit kept for it.
@@ -98,7 +99,7 @@ struct FetchPlanner: Sendable {
             id: newID, start: start, target: target, progress: start, interest: 1, plannedTarget: target,
             generation: generation)
         let actions = holding.map { dropInterest($0) } ?? []
-        if let target, let next = fetches.values.first(where: { fetch in
+        if let target, let next = fetches.values.sorted(by: { $0.id < $1.id }).first(where: { fetch in
             guard fetch.id != newID, fetch.interest <= 0, fetch.carriesNewVersion else { return false }
             return fetch.start == target
                 || (target < fetch.start && available.contiguousLength(from: target) >= fetch.start - target)
@@ -195,6 +196,13 @@ struct FetchPlanner: Sendable {
         return fetch.interest <= 0 ? [.cancel(fetchID: id)] : []
     }
 
+    /// The fetch a reader of the ended lead-in `fetchID` holds from now on (the unit kept for it there), if any.
+    mutating func takeHandover(from fetchID: Int) -> Int? {
+        guard fetches[fetchID] == nil, let next = handovers.removeValue(forKey: fetchID), fetches[next] != nil
+        else { return nil }
+        return next
+    }
+
     /// True when a fetch in flight will bring the bytes at `offset` soon (a reader there would join it).
     func isFetching(_ offset: Int64) -> Bool {
         let window = originIgnoresRange ? Int64.max : joinWindow
@@ -278,8 +286,10 @@ struct FetchPlanner: Sendable {
             if kept.interest <= 0 {
                 // Its reader met the new version in the store before this news reached the plan, and let go as
                 // from any fetch (cutting it to its block): it restarts from byte 0 and comes back for these
-                // bytes, so the fetch runs on as it would have, had it been let go now.
-                kept.target = kept.plannedTarget
+                // bytes, so the fetch runs on as it would have, had it been let go now (up to a fetch of the new
+                // version planned meanwhile beyond its cut).
+                kept.target = fetches.values.filter { $0.id != keeping && $0.start >= kept.progress }.map(\.start)
+                    .reduce(kept.plannedTarget) { Swift.min($0 ?? $1, $1) }
                 if !runsOnUnheld(kept) { actions.append(.cancelAfterGrace(fetchID: keeping)) }
             }
             fetches[keeping] = kept

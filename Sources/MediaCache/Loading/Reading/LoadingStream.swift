@@ -212,7 +212,8 @@ public struct LoadingStream: AsyncSequence, Sendable {
             guard let held = holding, let outcome = loader.coordinator.outcome(key: key, fetchID: held) else {
                 return false
             }
-            holding = nil
+            // A lead-in hands its reader over to the fetch it led into (whose unit was kept for it).
+            holding = loader.coordinator.takeHandover(key: key, from: held)
             switch outcome {
             case .failed(let error):
                 guard let origin = error as? OriginError, origin.isTransient else { throw error }
