@@ -75,7 +75,7 @@ import Testing
         let held = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         let holder = Thread {
-            store.table.state.withLockedValue { _ in
+            store.table.lockedAsSeen { _ in
                 held.signal()
                 release.wait()
             }

@@ -123,7 +123,7 @@ import Testing
         try queue.close()
         store = try CacheStore(directory: dir.url, configuration: testConfiguration())
         #expect(try store.read(key: testKey("p.mp4"), range: 0..<200_000) == pattern(0..<200_000))
-        let sums = store.table.state.withLockedValue { $0.entries[testKey("p.mp4")]?.checksums.sums.count }
+        let sums = store.table.lockedAsSeen { $0.entry(of: testKey("p.mp4"))?.checksums.sums.count }
         #expect(sums == 4)
         try store.close()
     }

@@ -170,11 +170,11 @@ import Testing
             try store.close()
         }
         let store = try CacheStore(directory: dir.url, configuration: testConfiguration())
-        #expect(store.table.state.withLockedValue { $0.entries.count } == 0)
+        #expect(store.table.lockedAsSeen { s in s.resources.values.filter { $0.entry != nil }.count } == 0)
         #expect(try store.stats().entries == 200)
         #expect(try store.stats().completeBytes == 2_000)
         #expect(try store.read(key: testKey("e7"), range: 0..<10) == pattern(0..<10))
-        #expect(store.table.state.withLockedValue { $0.entries.count } == 1)
+        #expect(store.table.lockedAsSeen { s in s.resources.values.filter { $0.entry != nil }.count } == 1)
         try store.close()
     }
 

@@ -69,7 +69,7 @@ import Testing
         let released = NIOLockedValueBox(false)
         let release = DispatchSemaphore(value: 0)
         Thread {
-            store.table.state.withLockedValue { _ in
+            store.table.lockedAsSeen { _ in
                 holding.withLockedValue { $0 = true }
                 release.wait()
             }

@@ -53,11 +53,11 @@ import Testing
                         #expect(bytes == pattern(run), "seed \(seed) step \(step): wrong bytes read back")
                     }
                 }
-                let recorded = store.table.state.withLockedValue { $0.entries[key]?.info.ranges } ?? ByteRangeSet()
+                let recorded = store.table.lockedAsSeen { $0.entry(of: key)?.info.ranges } ?? ByteRangeSet()
                 for range in recorded where !lost.present(in: range).isEmpty {
                     Issue.record("seed \(seed) step \(step): \(range) recorded although its sync failed")
                 }
-                let sums = store.table.state.withLockedValue { $0.entries[key]?.checksums.sums.values.map { $0 } } ?? []
+                let sums = store.table.lockedAsSeen { $0.entry(of: key)?.checksums.sums.values.map { $0 } } ?? []
                 for sum in sums where !recorded.contains(sum.range) {
                     Issue.record("seed \(seed) step \(step): a checksum for unrecorded bytes \(sum.range)")
                 }

@@ -18,7 +18,7 @@ extension CacheStore {
         try table.locked { s in
             for key in keys { try table.discard(&s, key) }
             try index.deleteEverything()
-            for key in Array(s.entries.keys) { table.forget(&s, key) }
+            for key in Array(s.resources.keys) { table.forget(&s, key) }
             table.forgetGivenUp(&s)
         }
     }
@@ -53,20 +53,31 @@ extension CacheStore {
     /// Counts bytes a reader got from the origin and from disk (the loader's `TrafficMeter` is the only caller);
     /// kept in memory and added to the persistent totals at `flushTraffic` (called by `stats` and at close).
     func recordTraffic(key: CacheKey?, origin: Int64, cacheHit: Int64) {
-        table.state.withLockedValue { s in
-            var pending = s.pendingTraffic[key] ?? (0, 0)
-            pending.origin += origin
-            pending.hit += cacheHit
-            s.pendingTraffic[key] = pending
-        }
+        table.lockedAsSeen { s in s.traffic.add(key: key, origin: origin, hit: cacheHit) }
     }
 
     /// Adds pending traffic counters to the index (additions: several processes' counts sum up).
     public func flushTraffic() throws {
         guard !isReadOnly else { return }
         try table.locked { s in
-            try index.addTraffic(s.pendingTraffic)
-            s.pendingTraffic.removeAll()
+            try index.addTraffic(s.traffic.pending)
+            s.traffic.clear()
         }
     }
+}
+
+/// Bytes readers got from the origin and from disk, by key (nil: not tied to one), not yet in the index's totals.
+struct TrafficTally: Sendable {
+    fileprivate(set) var pending: [CacheKey?: (origin: Int64, hit: Int64)] = [:]
+
+    /// Counts `origin` and `hit` bytes of `key`.
+    fileprivate mutating func add(key: CacheKey?, origin: Int64, hit: Int64) {
+        var counts = pending[key] ?? (0, 0)
+        counts.origin += origin
+        counts.hit += hit
+        pending[key] = counts
+    }
+
+    /// Forgets what was added to the index.
+    fileprivate mutating func clear() { pending.removeAll() }
 }

@@ -4,12 +4,12 @@ extension CacheStore {
     /// Keys that are never evicted while pinned (the playing and the preloading items). Pins nest.
     /// Other processes see the pin too: their eviction passes the key by.
     public func pin(_ key: CacheKey) {
-        table.state.withLockedValue { s in table.pin(&s, key, locks: locks) }
+        table.lockedAsSeen { s in table.pin(&s, key, locks: locks) }
     }
 
     /// Releases one `pin`.
     public func unpin(_ key: CacheKey) {
-        table.state.withLockedValue { s in table.unpin(&s, key, locks: locks) }
+        table.lockedAsSeen { s in table.unpin(&s, key, locks: locks) }
     }
 
     /// Evicts expired entries, then least recently accessed ones until every budget holds. Returns what went, in

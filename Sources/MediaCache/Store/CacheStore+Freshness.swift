@@ -26,8 +26,8 @@ extension CacheStore {
     public func recordFreshness(key: CacheKey, generation: Int64, lifetime: TimeInterval?) -> Date? {
         let checked = now()
         let until = lifetime.map { checked.addingTimeInterval($0) }
-        let due = table.state.withLockedValue { s -> Bool in
-            guard let last = s.recordedFreshness[key], last.generation == generation,
+        let due = table.lockedAsSeen { s -> Bool in
+            guard let last = s.recordedFreshness.last[key], last.generation == generation,
                 checked.timeIntervalSince(last.checked) < Self.freshnessSlack
             else { return true }
             switch (last.until, until) {
@@ -39,7 +39,9 @@ extension CacheStore {
         guard due, !isReadOnly, info(for: key)?.generation == generation else { return until }
         do {
             try index.setFreshness(key, generation: generation, until: until, checked: checked)
-            table.state.withLockedValue { $0.recordedFreshness[key] = (generation, until, checked) }
+            table.lockedAsSeen { s in
+                s.recordedFreshness.note(key, generation: generation, until: until, checked: checked)
+            }
         } catch {
             logger.warning("\(error)")
         }
@@ -48,4 +50,15 @@ extension CacheStore {
 
     /// How much later an answer must say a copy stays fresh before it is written down again: 1 minute.
     static let freshnessSlack: TimeInterval = 60
+}
+
+/// What this process last wrote down of each resource's freshness, so an answer that changes nothing is not
+/// written again (each fetch brings one).
+struct FreshnessMemo: Sendable {
+    fileprivate(set) var last: [CacheKey: (generation: Int64, until: Date?, checked: Date)] = [:]
+
+    /// Notes what was written down for `key`.
+    fileprivate mutating func note(_ key: CacheKey, generation: Int64, until: Date?, checked: Date) {
+        last[key] = (generation, until, checked)
+    }
 }

@@ -24,8 +24,7 @@ extension CacheStore {
                 guard let entry = table.entry(&s, key),
                     replacing || entry.info.metadata.isDifferentVersion(from: metadata)
                 else { return }
-                table.forget(&s, key)
-                s.hidden.insert(key)
+                table.hide(&s, key)
             }
             return .uncacheable("the cache directory is read-only")
         }
@@ -91,11 +90,11 @@ extension CacheStore {
 
     /// Why `key` was given up on (see `giveUp`), or nil.
     public func givenUpReason(for key: CacheKey) -> String? {
-        table.state.withLockedValue { table.givenUpReason($0, key) }
+        table.lockedAsSeen { table.givenUpReason($0, key) }
     }
 
     /// Why the most recent write that returned false was not stored.
-    public var lastRefusal: String? { table.state.withLockedValue { $0.refusal } }
+    public var lastRefusal: String? { table.lockedAsSeen { $0.eviction.refusal } }
 
     /// Convenience for writing an array of bytes.
     @discardableResult

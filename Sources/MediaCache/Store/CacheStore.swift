@@ -48,7 +48,7 @@ public final class CacheStore: Sendable {
     let locks: SharedLocks
 
     /// What was repaired so the index and the files agree: at open (after a crash), and as entries were first used.
-    public var recovery: RecoveryReport { table.state.withLockedValue { $0.recovery } }
+    public var recovery: RecoveryReport { table.lockedAsSeen { $0.recovery } }
 
     /// Opens (creating if needed) the cache at `directory`; other processes may have it open too. The first
     /// process to open it after a crash (or once a day) sweeps files no entry accounts for; entries themselves are
@@ -87,13 +87,9 @@ public final class CacheStore: Sendable {
             layout, opensReadOnly: opensReadOnly, freeSpace: self.freeSpace, logger: logger, now: now)
         index = opened.index
         isReadOnly = opened.readOnly
-        var initial = StoreState()
-        initial.recovery.indexMovedAside = opened.movedAside
-        initial.uncacheable = (try? index.uncacheable()) ?? [:]
-        initial.dataVersion = index.dataVersion()
         let table = EntryTable(
             index: index, layout: layout, verifiesChecksums: configuration.verifiesChecksums, logger: logger,
-            now: now, isReadOnly: opened.readOnly, initial: initial)
+            now: now, isReadOnly: opened.readOnly, indexMovedAside: opened.movedAside)
         self.table = table
         let policy = EvictionPolicy(configuration: configuration, freeSpaceFloor: freeSpaceFloor)
         locks = opened.locks
@@ -104,7 +100,7 @@ public final class CacheStore: Sendable {
         guard !opened.readOnly else { return }
         var report = recovery
         try table.reconciler.join(lockFD: opened.lockFD, sole: opened.sole, crashed: opened.crashed, report: &report)
-        table.state.withLockedValue { $0.recovery = report }
+        table.lockedAsSeen { table.noteRecovery(&$0, report) }
         if report.repairedAnything { logger.warning("cache repaired at open: \(report)") }
         _ = try enforceBudgets()
     }
@@ -115,24 +111,12 @@ public final class CacheStore: Sendable {
 
     /// Commits everything, flushes counters and lets go of the directory; the store must not be used after.
     public func close() throws {
-        guard !isReadOnly else {
-            table.state.withLockedValue { $0.files.removeAll() }
-            return
-        }
-        let open = table.state.withLockedValue { s -> Bool in
-            defer { s.closed = true }
-            return !s.closed
-        }
-        guard open else { return }
+        guard !isReadOnly else { return table.lockedAsSeen { table.closeFiles(&$0) } }
+        guard table.lockedAsSeen({ table.markClosed(&$0) }) else { return }
         defer { table.reconciler.leave(locks) }
         try commitAll()
         try flushTraffic()
-        try table.locked { s in
-            try table.flushAccessTimes(&s)
-            s.files.removeAll()
-            s.entries.removeAll()
-            table.view.clear()
-        }
+        try table.locked { s in try table.close(&s) }
     }
 
     // MARK: - Looking up
@@ -162,7 +146,7 @@ public final class CacheStore: Sendable {
             guard let entry = found else { return nil }
             var info = entry.info
             info.ranges = entry.written
-            if let pending = s.pendingTraffic[key] {
+            if let pending = s.traffic.pending[key] {
                 info.fetchedFromOrigin += pending.origin
                 info.servedFromCache += pending.hit
             }
@@ -175,7 +159,7 @@ public final class CacheStore: Sendable {
         let recorded = (try? index.loadAll()) ?? []
         return table.locked { s in
             recorded.map { stored in
-                guard let entry = s.entries[stored.key], entry.info.generation == stored.generation else {
+                guard let entry = s.entry(of: stored.key), entry.info.generation == stored.generation else {
                     return stored
                 }
                 var info = stored
@@ -207,14 +191,7 @@ public final class CacheStore: Sendable {
 
     /// Marks the resource as used now (eviction is least-recently-used).
     public func touch(key: CacheKey) throws {
-        try table.locked { s in
-            guard var entry = table.entry(&s, key) else { return }
-            entry.info.lastAccess = now()
-            s.entries[key] = entry
-            table.view.publish(key, entry)
-            guard !isReadOnly else { return }
-            try index.touch([(key, entry.info.lastAccess)])
-        }
+        try table.locked { s in try table.touch(&s, key, at: now()) }
     }
 
     // MARK: - Files

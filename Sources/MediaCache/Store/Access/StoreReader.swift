@@ -32,9 +32,8 @@ struct StoreReader: Sendable {
             }
             let file = try table.file(&s, key)
             // The entry is changed in place from here on (a copy held meanwhile would make each change copy it).
-            s.entries[key]?.info.lastAccess = now()
-            s.accessed.insert(key)
-            return (file, s.entries[key].flatMap { table.verifier.pendingCheck($0, range) })
+            table.noteAccess(&s, key, at: now())
+            return (file, s.entry(of: key).flatMap { table.verifier.pendingCheck($0, range) })
         }
         faults?.beforeDiskWork()
         // The disk is read (and checked) outside the lock: the file stays open while it is held here, and the
@@ -65,15 +64,16 @@ struct StoreReader: Sendable {
                 var window = range.lowerBound
                 while window < range.upperBound {
                     let next = Swift.min(range.upperBound, window + (1 << 20))
-                    if let current = s.entries[key], let pending = table.verifier.pendingCheck(current, window..<next) {
+                    if let current = s.entry(of: key),
+                        let pending = table.verifier.pendingCheck(current, window..<next)
+                    {
                         checks.append(pending)
                     }
                     window = next
                 }
             }
             guard checks.isEmpty || checking else { return nil }
-            s.entries[key]?.info.lastAccess = now()
-            s.accessed.insert(key)
+            table.noteAccess(&s, key, at: now())
             let file = checks.isEmpty ? nil : try? table.file(&s, key)
             return (entry.info.generation, metadata, range, file, checks)
         }
@@ -90,7 +90,7 @@ struct StoreReader: Sendable {
                 do { _ = try check(pending, in: file) } catch { return nil }
             }
             let whole = table.locked { s in
-                guard let current = s.entries[key], current.info.generation == found.generation,
+                guard let current = s.entry(of: key), current.info.generation == found.generation,
                     current.info.state == .complete, let length = current.info.metadata.contentLength
                 else { return false }
                 return current.written.contains(0..<length)

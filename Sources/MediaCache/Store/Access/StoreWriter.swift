@@ -40,8 +40,8 @@ struct StoreWriter: Sendable {
                 throw CacheError.resourceChanged(key)  // evicted by another process meanwhile
             }
             if let code = faults?.writeErrno { throw CacheError.io("cannot write \(file.path): \(String(cString: strerror(code)))") }
-            guard s.entries[key]?.info.generation == generation else { throw CacheError.resourceChanged(key) }
-            s.writing += newBytes
+            guard s.resources[key]?.entry?.info.generation == generation else { throw CacheError.resourceChanged(key) }
+            s.writing.bytes += newBytes
             return (file, newBytes)
         }
         guard let reserved else { return (false, false) }
@@ -50,11 +50,11 @@ struct StoreWriter: Sendable {
         do {
             try file.write(bytes, at: offset)
         } catch {
-            table.locked { s in s.writing -= newBytes }
+            table.lockedAsSeen { s in s.writing.bytes -= newBytes }
             throw error
         }
         let due = try table.locked { s -> Bool in
-            s.writing -= newBytes
+            s.writing.bytes -= newBytes
             let entry = try table.noteWritten(&s, key, generation: generation, range: range)
             let complete = entry.info.metadata.contentLength.map { entry.written.contains(0..<$0) } ?? false
             return complete || entry.unrecordedBytes >= configuration.commitInterval
@@ -68,8 +68,8 @@ struct StoreWriter: Sendable {
     func commit(key: CacheKey) throws {
         let pending = table.locked {
             s -> (file: DataFile?, ranges: ByteRangeSet, recorded: ByteRangeSet, generation: Int64, fault: Int32?)? in
-            guard let entry = s.entries[key], entry.unrecordedBytes > 0 else { return nil }
-            return (s.files[key], entry.written, entry.info.ranges, entry.info.generation, faults?.syncErrno)
+            guard let entry = s.entry(of: key), entry.unrecordedBytes > 0 else { return nil }
+            return (s.resources[key]?.file, entry.written, entry.info.ranges, entry.info.generation, faults?.syncErrno)
         }
         guard let pending else { return }
         var failure: CacheError?
@@ -103,4 +103,9 @@ struct StoreWriter: Sendable {
             for key in Array(s.unrecorded) { try table.commit(&s, key) }
         }
     }
+}
+
+/// New bytes reserved in the budgets and being written outside the lock right now (the writer's alone).
+struct WritesInFlight: Sendable {
+    fileprivate(set) var bytes: Int64 = 0
 }

@@ -41,6 +41,12 @@ extension EntryTable {
         }
     }
 
+    /// Leaves `key` out of a read-only store from now on: its cached copy is of another version than the origin's.
+    func hide(_ s: inout StoreState, _ key: CacheKey) {
+        forget(&s, key)
+        s.hidden.insert(key)
+    }
+
     /// A new, empty entry with a generation of its own, and its data file (inside the index transaction that
     /// records it, so another process never sees the entry without its file).
     private func newResource(
@@ -60,13 +66,13 @@ extension EntryTable {
     /// at the next commit. Throws `resourceChanged` when the entry was evicted or replaced while the bytes were on
     /// their way (the file they went to then belongs to no entry). Returns the entry as it is now.
     func noteWritten(_ s: inout StoreState, _ key: CacheKey, generation: Int64, range: ByteRange) throws -> StoreEntry {
-        guard var updated = s.entries[key], updated.info.generation == generation else {
+        guard var updated = s.entry(of: key), updated.info.generation == generation else {
             throw CacheError.resourceChanged(key)
         }
         updated.written.insert(range)
         updated.unrecordedBytes = updated.written.total - updated.info.ranges.total
         updated.info.lastAccess = now()
-        s.entries[key] = updated
+        s.update(key) { $0.entry = updated }
         s.unrecorded.insert(key)
         view.publish(key, updated)
         changes.signal()

@@ -5,9 +5,9 @@ extension EntryTable {
 
     /// Syncs and records under the lock (shutdown, and closing one of too many open files).
     func commit(_ s: inout StoreState, _ key: CacheKey) throws {
-        guard let entry = s.entries[key], entry.unrecordedBytes > 0 else { return }
+        guard let entry = s.entry(of: key), entry.unrecordedBytes > 0 else { return }
         var syncFailed = false
-        if let file = s.files[key] {
+        if let file = s.resources[key]?.file {
             do { try file.sync() } catch { syncFailed = true }
         }
         try record(&s, key, durable: entry.written, generation: entry.info.generation, syncFailed: syncFailed)
@@ -20,13 +20,13 @@ extension EntryTable {
         _ s: inout StoreState, _ key: CacheKey, durable: ByteRangeSet, generation: Int64, syncFailed: Bool,
         sums: [Int64: BlockChecksums.Sum] = [:]
     ) throws {
-        guard var entry = s.entries[key], entry.info.generation == generation else { return }
+        guard var entry = s.entry(of: key), entry.info.generation == generation else { return }
         if syncFailed {
             logger.error(
                 "cache entry \(key): syncing its data failed; \(entry.unrecordedBytes) unrecorded bytes will be fetched again")
             entry.written = entry.info.ranges
             entry.unrecordedBytes = 0
-            s.entries[key] = entry
+            s.update(key) { $0.entry = entry }
             s.unrecorded.remove(key)
             view.publish(key, entry)
             changes.signal()
@@ -35,7 +35,7 @@ extension EntryTable {
         var fresh = durable
         for range in entry.info.ranges { fresh.remove(range) }
         guard !fresh.isEmpty else { return }
-        let file = s.files[key]
+        let file = s.resources[key]?.file
         let date = now()
         let checked = try modify(&s, key) { resource, _ -> Set<Int64> in
             // Evicted or replaced meanwhile (here or by another process): these bytes belong to no entry.
@@ -48,10 +48,10 @@ extension EntryTable {
             resource = current
             return blocks
         }
-        guard var updated = s.entries[key], updated.info.generation == generation else { return }
+        guard var updated = s.entry(of: key), updated.info.generation == generation else { return }
         updated.lastRecorded = date
         updated.verified.formUnion(checked)
-        s.entries[key] = updated
+        s.update(key) { $0.entry = updated }
     }
 
     /// A partial resource whose recorded bytes now make it whole moves into `media/` and is complete.
@@ -70,7 +70,7 @@ extension EntryTable {
     /// it keeps its bytes) and its row deleted, in one index transaction. Returns the bytes it held.
     @discardableResult
     func discard(_ s: inout StoreState, _ key: CacheKey) throws -> Int64 {
-        let unrecorded = s.entries[key]?.unrecordedBytes ?? 0
+        let unrecorded = s.resources[key]?.entry?.unrecordedBytes ?? 0
         let recorded = try modify(&s, key) { resource, _ -> Int64 in
             guard let current = resource else { return 0 }
             try layout.moveToTrash(layout.path(for: current.info), name: key.hex)
@@ -88,7 +88,7 @@ extension EntryTable {
     func take(_ verdicts: [BlockVerifier.Verdict], of key: CacheKey, generation: Int64, _ s: inout StoreState) throws {
         // Replaced or evicted meanwhile: nothing to record (the bytes read are the old version's, as a read just
         // before the change would have returned).
-        guard s.entries[key]?.info.generation == generation else { return }
+        guard s.resources[key]?.entry?.info.generation == generation else { return }
         for verdict in verdicts {
             switch verdict {
             case .corrupt(let range):
@@ -96,16 +96,16 @@ extension EntryTable {
                 throw CacheError.corruptData(key, range)
             case .passed(let block, let newSum):
                 // Changed in place: a copy of the entry here would copy its whole set of verified blocks per block.
-                guard s.entries[key] != nil else { return }
-                if let newSum { s.entries[key]?.checksums[block] = newSum }
-                s.entries[key]?.verified.insert(block)
+                guard s.entry(of: key) != nil else { return }
+                if let newSum { s.resources[key]?.entry?.checksums[block] = newSum }
+                s.resources[key]?.entry?.verified.insert(block)
             }
         }
     }
 
     /// Forgets `range` of `key` (its bytes failed their checksum): a complete file becomes partial again.
     func dropCorrupt(_ s: inout StoreState, _ key: CacheKey, _ range: ByteRange) throws {
-        guard var entry = s.entries[key] else { return }
+        guard var entry = s.entry(of: key) else { return }
         logger.error(
             "cache entry \(key): bytes \(range.lowerBound)-\(range.upperBound - 1) do not match their checksum (changed on disk); dropping them to fetch them again")
         let blocks = BlockChecksums.blocks(overlapping: range)
@@ -117,7 +117,7 @@ extension EntryTable {
                 entry.checksums[block] = nil
                 entry.verified.remove(block)
             }
-            s.entries[key] = entry
+            s.update(key) { $0.entry = entry }
             view.publish(key, entry)
             changes.signal()
             return
@@ -135,12 +135,12 @@ extension EntryTable {
             }
             resource = current
         }
-        if var updated = s.entries[key] {
+        if var updated = s.entry(of: key) {
             // Bytes this process wrote there and has not recorded are just as suspect.
             updated.written.remove(range)
             updated.unrecordedBytes = updated.written.total - updated.info.ranges.total
             for block in blocks ?? 0...(-1) { updated.verified.remove(block) }
-            s.entries[key] = updated
+            s.update(key) { $0.entry = updated }
             view.publish(key, updated)
         }
     }

@@ -14,7 +14,7 @@ final class EntryTable: Sendable {
     let now: @Sendable () -> Date
     /// True when nothing may be recorded or repaired.
     let isReadOnly: Bool
-    let state: StoreLock<StoreState>
+    private let state: StoreLock<StoreState>
     /// Counts every change to an entry this process makes or notices, for readers that wait instead of looking.
     let changes = ChangeSignal()
     /// The entries as readers see them without the lock.
@@ -22,7 +22,7 @@ final class EntryTable: Sendable {
 
     init(
         index: CacheIndex, layout: CacheLayout, verifiesChecksums: Bool, logger: Logger,
-        now: @escaping @Sendable () -> Date, isReadOnly: Bool, initial: StoreState
+        now: @escaping @Sendable () -> Date, isReadOnly: Bool, indexMovedAside: String?
     ) {
         self.index = index
         self.layout = layout
@@ -31,6 +31,10 @@ final class EntryTable: Sendable {
         self.logger = logger
         self.now = now
         self.isReadOnly = isReadOnly
+        var initial = StoreState()
+        initial.recovery.indexMovedAside = indexMovedAside
+        for (key, reason) in (try? index.uncacheable()) ?? [:] { initial.update(key) { $0.givenUp = reason } }
+        initial.dataVersion = index.dataVersion()
         state = StoreLock(initial)
     }
 
@@ -65,6 +69,12 @@ final class EntryTable: Sendable {
         }
     }
 
+    /// Runs `body` under the lock without looking at other processes' changes: for what this process alone keeps
+    /// (pins, counts, what it last wrote down), which another process's change does not touch.
+    func lockedAsSeen<T>(_ body: (inout StoreState) throws -> T) rethrows -> T {
+        try state.withLockedValue(body)
+    }
+
     /// Notices another process's changes: when the index's data version moved, every cached entry is read again
     /// before its next use.
     private func refresh(_ s: inout StoreState) {
@@ -85,9 +95,9 @@ final class EntryTable: Sendable {
     /// `key`'s entry as the index records it now, with the bytes this process wrote and has not recorded yet;
     /// nil when it is not cached. The first time this process uses an entry, its file is checked against it.
     func entry(_ s: inout StoreState, _ key: CacheKey, checkingFile: Bool = false) -> StoreEntry? {
-        if let cached = s.entries[key], cached.epoch == s.epoch, !checkingFile { return cached }
+        if let cached = s.entry(of: key), cached.epoch == s.epoch, !checkingFile { return cached }
         if s.hidden.contains(key) { return nil }
-        let firstUse = s.entries[key] == nil || checkingFile
+        let firstUse = s.entry(of: key) == nil || checkingFile
         var resource: IndexedResource?
         do {
             resource = try index.resource(key)
@@ -97,7 +107,7 @@ final class EntryTable: Sendable {
             }
         } catch {
             logger.error("cache entry \(key): \(error)")
-            return s.entries[key]
+            return s.entry(of: key)
         }
         guard let resource else {
             forget(&s, key)
@@ -113,12 +123,14 @@ final class EntryTable: Sendable {
     @discardableResult
     private func take(_ s: inout StoreState, _ resource: IndexedResource) -> StoreEntry {
         let key = resource.info.key
-        let previous = s.entries[key]
+        let previous = s.entry(of: key)
         let entry = previous.map { $0.refreshed(from: resource, epoch: s.epoch) } ?? StoreEntry(resource, epoch: s.epoch)
-        if previous?.info.generation != entry.info.generation || previous?.info.state != entry.info.state {
-            s.files.removeValue(forKey: key)
+        s.update(key) { held in
+            if previous?.info.generation != entry.info.generation || previous?.info.state != entry.info.state {
+                held.file = nil
+            }
+            held.entry = entry
         }
-        s.entries[key] = entry
         view.publish(key, entry)
         if entry.unrecordedBytes > 0 { s.unrecorded.insert(key) } else { s.unrecorded.remove(key) }
         return entry
@@ -126,8 +138,10 @@ final class EntryTable: Sendable {
 
     /// Drops `key` from this process's memory (not from the index).
     func forget(_ s: inout StoreState, _ key: CacheKey) {
-        s.entries.removeValue(forKey: key)
-        s.files.removeValue(forKey: key)
+        s.update(key) { held in
+            held.entry = nil
+            held.file = nil
+        }
         s.unrecorded.remove(key)
         s.accessed.remove(key)
         view.publish(key, nil)
@@ -136,12 +150,13 @@ final class EntryTable: Sendable {
 
     /// Keeps the entry cache bounded: entries not in use (unpinned, nothing unrecorded, no open file) go first.
     private func trim(_ s: inout StoreState, keeping key: CacheKey) {
-        guard s.entries.count > StoreState.maxCachedEntries else { return }
-        let idle = s.entries.keys.filter {
-            $0 != key && !isPinned(s, $0) && !s.unrecorded.contains($0) && s.files[$0] == nil && !s.accessed.contains($0)
-        }
-        for victim in idle.prefix(s.entries.count - StoreState.maxCachedEntries / 2) {
-            s.entries.removeValue(forKey: victim)
+        guard s.resources.count > StoreState.maxCachedEntries else { return }
+        let idle = s.resources.filter { other, held in
+            other != key && held.entry != nil && held.pins == 0 && held.file == nil && !s.unrecorded.contains(other)
+                && !s.accessed.contains(other)
+        }.keys
+        for victim in idle.prefix(s.resources.count - StoreState.maxCachedEntries / 2) {
+            s.update(victim) { $0.entry = nil }
             view.withdraw(victim)
         }
     }
@@ -157,7 +172,7 @@ final class EntryTable: Sendable {
             }
         }
         var usage = s.usage
-        usage.partialBytes += s.unrecordedBytes + s.writing
+        usage.partialBytes += s.unrecordedBytes + s.writing.bytes
         return usage
     }
 
@@ -181,23 +196,25 @@ final class EntryTable: Sendable {
     /// The open data file of `key`'s current entry. A file that went away (another process evicted or refiled
     /// it) makes the entry be read again: `notCached` when it is gone.
     func file(_ s: inout StoreState, _ key: CacheKey) throws -> DataFile {
-        if let file = s.files[key] { return file }
+        if let file = s.resources[key]?.file { return file }
         guard var entry = entry(&s, key) else { throw CacheError.notCached(key) }
-        if s.files.count >= StoreState.maxOpenFiles, let victim = s.files.keys.first(where: { $0 != key }) {
+        if s.openFileCount >= StoreState.maxOpenFiles,
+            let victim = s.resources.first(where: { $0.key != key && $0.value.file != nil })?.key
+        {
             try commit(&s, victim)
-            s.files.removeValue(forKey: victim)
+            s.update(victim) { $0.file = nil }
         }
         var attempt = 0
         while true {
             do {
                 let file = try DataFile(path: layout.path(for: entry.info), readOnly: isReadOnly)
-                s.files[key] = file
+                s.update(key) { $0.file = file }
                 return file
             } catch {
                 guard attempt == 0, DataFile.size(atPath: layout.path(for: entry.info)) == nil else { throw error }
                 attempt += 1
                 // Moved or removed meanwhile: what does the index say now?
-                s.entries[key]?.epoch = -1
+                s.resources[key]?.entry?.epoch = -1
                 view.withdraw(key)
                 guard let current = self.entry(&s, key, checkingFile: true) else { throw CacheError.notCached(key) }
                 entry = current
@@ -205,11 +222,29 @@ final class EntryTable: Sendable {
         }
     }
 
+    /// Notes that `key` was read at `date`: its access time changes in memory, written to the index later (see
+    /// `flushAccessTimes`).
+    func noteAccess(_ s: inout StoreState, _ key: CacheKey, at date: Date) {
+        guard s.entry(of: key) != nil else { return }
+        s.resources[key]?.entry?.info.lastAccess = date
+        s.accessed.insert(key)
+    }
+
+    /// Marks `key` as used at `date` in memory and (unless read-only) in the index at once.
+    func touch(_ s: inout StoreState, _ key: CacheKey, at date: Date) throws {
+        guard var entry = entry(&s, key) else { return }
+        entry.info.lastAccess = date
+        s.update(key) { $0.entry = entry }
+        view.publish(key, entry)
+        guard !isReadOnly else { return }
+        try index.touch([(key, date)])
+    }
+
     /// Writes access times that changed in memory (reads, zero-copy sends) to the index in one transaction, so
     /// least-recently-used decisions see them.
     func flushAccessTimes(_ s: inout StoreState) throws {
         guard !s.accessed.isEmpty, !isReadOnly else { return }
-        let times = s.accessed.compactMap { key in s.entries[key].map { (key, $0.info.lastAccess) } }
+        let times = s.accessed.compactMap { key in s.entry(of: key).map { (key, $0.info.lastAccess) } }
         s.accessed.removeAll()
         try index.touch(times)
     }

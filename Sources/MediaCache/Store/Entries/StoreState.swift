@@ -50,14 +50,15 @@ struct StoreEntry {
 }
 
 /// Everything the store's lock protects. The index is the truth shared with other processes; `entries` caches
-/// the resources this process uses, read again whenever another process changed the index.
+/// the resources this process uses, read again whenever another process changed the index. The entry table writes
+/// it; the parts that keep something of their own here (the evictor, the writer, traffic and freshness counts)
+/// hold it in values whose setters are private to their files.
 struct StoreState {
     static let maxOpenFiles = 32
-    /// Entries kept in memory beyond those in use (dropping one costs a read of the index when next used).
+    /// Keys kept in memory beyond those in use (dropping one costs a read of the index when next used).
     static let maxCachedEntries = 4096
-    var entries: [CacheKey: StoreEntry] = [:]
-    var files: [CacheKey: DataFile] = [:]
-    var pins: [CacheKey: Int] = [:]
+    /// Each key this process holds: its entry, open file, pins and given-up reason.
+    var resources: [CacheKey: CachedResource] = [:]
     /// Bumped whenever the index's data version shows another process's change.
     var epoch: Int64 = 0
     var dataVersion: Int64 = 0
@@ -68,18 +69,14 @@ struct StoreState {
     var usageEpoch: Int64 = -1
     /// Entries holding bytes not recorded yet.
     var unrecorded: Set<CacheKey> = []
-    var bytesSinceSpaceCheck: Int64 = 0
-    var lastExpiryCheck: Date = .distantPast
-    var pendingTraffic: [CacheKey?: (origin: Int64, hit: Int64)] = [:]
+    /// The evictor's own (written by it alone).
+    var eviction = EvictionBookkeeping()
+    /// Traffic counted and not yet added to the index's totals (written by the store's traffic counting alone).
+    var traffic = TrafficTally()
     /// Entries whose access time changed in memory since it was last written to the index.
     var accessed: Set<CacheKey> = []
-    /// Why the last write was not stored.
-    var refusal: String?
-    /// Resources given up on: they stream through without another attempt to cache them.
-    var uncacheable: [CacheKey: String] = [:]
-    /// What this process last recorded of each resource's freshness (generation, until when), so an answer that
-    /// changes nothing is not written again (each fetch brings one).
-    var recordedFreshness: [CacheKey: (generation: Int64, until: Date?, checked: Date)] = [:]
+    /// What this process last wrote down of each resource's freshness (the store's freshness records alone).
+    var recordedFreshness = FreshnessMemo()
     /// What was repaired so far (at open, and as entries were first used).
     var recovery = RecoveryReport()
     /// Entries a read-only store found to be of another version than the origin's: never served.
@@ -88,7 +85,7 @@ struct StoreState {
     var closed = false
 
     /// Bytes this process wrote and has not recorded yet (all of them partial).
-    var unrecordedBytes: Int64 { unrecorded.reduce(0) { $0 + (entries[$1]?.unrecordedBytes ?? 0) } }
-    /// New bytes being written outside the lock right now (budgets count them as stored).
-    var writing: Int64 = 0
+    var unrecordedBytes: Int64 { unrecorded.reduce(0) { $0 + (entry(of: $1)?.unrecordedBytes ?? 0) } }
+    /// New bytes being written outside the lock right now (budgets count them as stored; the writer's alone).
+    var writing = WritesInFlight()
 }

@@ -13,6 +13,17 @@ public enum EvictionReason: String, Sendable, Equatable {
     case lowDiskSpace
 }
 
+/// What the evictor keeps between passes, held with the rest of the store's state (under its lock) and written
+/// only here.
+struct EvictionBookkeeping: Sendable {
+    /// When expired entries were last looked for.
+    fileprivate(set) var lastExpiryCheck: Date = .distantPast
+    /// Bytes admitted since the disk's free space was last looked at.
+    fileprivate(set) var bytesSinceSpaceCheck: Int64 = 0
+    /// Why the last write was not stored.
+    fileprivate(set) var refusal: String?
+}
+
 /// Carries out the eviction policy on the entry table: answers each demand of an `EvictionPolicy` pass with the
 /// least recently used entry no process has pinned, and keeps the disk's free space above its floor as bytes
 /// arrive. Runs under the table's lock (the caller holds it).
@@ -29,15 +40,15 @@ struct Evictor: Sendable {
     /// True when a pass is due: a budget is exceeded, a minute has passed since expiry was last checked, or
     /// enough bytes arrived to look at the disk again.
     func isDue(_ s: inout StoreState, at date: Date) -> Bool {
-        policy.isOverBudget(table.usage(&s)) || date.timeIntervalSince(s.lastExpiryCheck) >= 60
-            || policy.freeSpaceFloor > 0 && s.bytesSinceSpaceCheck >= Self.spaceCheckInterval
+        policy.isOverBudget(table.usage(&s)) || date.timeIntervalSince(s.eviction.lastExpiryCheck) >= 60
+            || policy.freeSpaceFloor > 0 && s.eviction.bytesSinceSpaceCheck >= Self.spaceCheckInterval
     }
 
     /// Evicts expired entries, then least recently accessed ones until every budget holds (never pinned ones, nor
     /// `excluding`). Returns what went, in order.
     func enforceBudgets(_ s: inout StoreState, excluding: CacheKey?, at date: Date) throws -> [(CacheKey, EvictionReason)] {
         var evicted: [(CacheKey, EvictionReason)] = []
-        s.lastExpiryCheck = date
+        s.eviction.lastExpiryCheck = date
         var protected = table.pinnedKeys(s)
         if let excluding { protected.insert(excluding) }
         for (state, cutoff) in policy.expiryCutoffs(at: date) {
@@ -45,7 +56,7 @@ struct Evictor: Sendable {
                 let batch = try table.index.leastRecentlyUsed(state: state, before: cutoff, excluding: protected, limit: 64)
                 // In-memory access times can be newer than the recorded ones; trust the newer.
                 let victims = batch.filter {
-                    (s.entries[$0]?.info.lastAccess ?? .distantPast) < cutoff && !locks.isPinnedElsewhere($0)
+                    (s.entry(of: $0)?.info.lastAccess ?? .distantPast) < cutoff && !locks.isPinnedElsewhere($0)
                 }
                 for key in victims {
                     try table.discard(&s, key)
@@ -55,7 +66,7 @@ struct Evictor: Sendable {
                 if batch.count < 64 { break }
             }
         }
-        s.bytesSinceSpaceCheck = 0
+        s.eviction.bytesSinceSpaceCheck = 0
         var pass = EvictionPolicy.Pass(policy)
         while let demand = pass.next(usage: table.usage(&s), freeSpace: freeSpace) {
             guard let key = try lruVictim(&s, state: demand.state, protected: protected) else {
@@ -70,8 +81,8 @@ struct Evictor: Sendable {
         return evicted
     }
 
-    /// Frees room for `newBytes` more partial bytes of `key`; false (with `s.refusal` saying why) when only
-    /// pinned data could be evicted.
+    /// Frees room for `newBytes` more partial bytes of `key`; false (with the refusal saying why) when only pinned
+    /// data could be evicted.
     func makeRoom(_ s: inout StoreState, forNewBytes newBytes: Int64, of key: CacheKey) throws -> Bool {
         var protected = table.pinnedKeys(s)
         protected.insert(key)
@@ -81,12 +92,12 @@ struct Evictor: Sendable {
             case .fits:
                 break making
             case .refuse(let reason):
-                s.refusal = reason
+                s.eviction.refusal = reason
                 return false
             case .evict(let demand):
                 guard let victim = try lruVictim(&s, state: demand.state, protected: protected) else {
                     if let refusal = room.nothingLeft() {
-                        s.refusal = refusal
+                        s.eviction.refusal = refusal
                         return false
                     }
                     continue
@@ -97,13 +108,13 @@ struct Evictor: Sendable {
             }
         }
         // The disk rule counts bytes since its last look, which a pass over the budgets does not.
-        s.bytesSinceSpaceCheck += newBytes
-        if policy.freeSpaceFloor > 0, s.bytesSinceSpaceCheck >= Self.spaceCheckInterval {
-            s.bytesSinceSpaceCheck = 0
+        s.eviction.bytesSinceSpaceCheck += newBytes
+        if policy.freeSpaceFloor > 0, s.eviction.bytesSinceSpaceCheck >= Self.spaceCheckInterval {
+            s.eviction.bytesSinceSpaceCheck = 0
             var freed: Int64 = 0
             while policy.isLowOnSpace(free: freeSpace(), freed: freed) {
                 guard let victim = try lruVictim(&s, state: nil, protected: protected) else {
-                    s.refusal = policy.lowDiskRefusal
+                    s.eviction.refusal = policy.lowDiskRefusal
                     return false
                 }
                 freed += try table.discard(&s, victim)
