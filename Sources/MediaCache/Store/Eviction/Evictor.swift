@@ -84,8 +84,14 @@ struct Evictor: Sendable {
     /// Frees room for `newBytes` more partial bytes of `key`; false (with the refusal saying why) when only pinned
     /// data could be evicted.
     func makeRoom(_ s: inout StoreState, forNewBytes newBytes: Int64, of key: CacheKey) throws -> Bool {
-        var protected = table.pinnedKeys(s)
-        protected.insert(key)
+        // (Gathered only when something must go: most writes fit, and this runs for every one.)
+        var protectedKeys: Set<CacheKey>?
+        func protected(_ s: StoreState) -> Set<CacheKey> {
+            if let protectedKeys { return protectedKeys }
+            let keys = table.pinnedKeys(s).union([key])
+            protectedKeys = keys
+            return keys
+        }
         var room = EvictionPolicy.Room(policy, newBytes: newBytes, pinned: table.isPinned(s, key))
         making: while true {
             switch room.next(usage: table.usage(&s)) {
@@ -95,7 +101,7 @@ struct Evictor: Sendable {
                 s.eviction.refusal = reason
                 return false
             case .evict(let demand):
-                guard let victim = try lruVictim(&s, state: demand.state, protected: protected) else {
+                guard let victim = try lruVictim(&s, state: demand.state, protected: protected(s)) else {
                     if let refusal = room.nothingLeft() {
                         s.eviction.refusal = refusal
                         return false
@@ -113,7 +119,7 @@ struct Evictor: Sendable {
             s.eviction.bytesSinceSpaceCheck = 0
             var freed: Int64 = 0
             while policy.isLowOnSpace(free: freeSpace(), freed: freed) {
-                guard let victim = try lruVictim(&s, state: nil, protected: protected) else {
+                guard let victim = try lruVictim(&s, state: nil, protected: protected(s)) else {
                     s.eviction.refusal = policy.lowDiskRefusal
                     return false
                 }
