@@ -225,7 +225,7 @@ final class EntryTable: Sendable {
     /// Notes that `key` was read at `date`: its access time changes in memory, written to the index later (see
     /// `flushAccessTimes`).
     func noteAccess(_ s: inout StoreState, _ key: CacheKey, at date: Date) {
-        guard s.entry(of: key) != nil else { return }
+        // (In place: a copy of the entry here would make each read copy its ranges.)
         s.resources[key]?.entry?.info.lastAccess = date
         s.accessed.insert(key)
     }
