@@ -9,7 +9,9 @@
 #include "library_order.h"
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <pthread.h>
 
 #define STORIES_STR2(x) #x
@@ -86,8 +88,32 @@ static int load_libraries(int first, int end, const char *const *names, size_t c
     return 1;
 }
 
+// Loads running now. The end of the process runs the libraries' destructors: a library still running its
+// constructors on another thread then fails (GnuTLS prints "Error in GnuTLS initialization"), so the end waits.
+static int loads_in_progress;
+static pthread_once_t settle_once = PTHREAD_ONCE_INIT;
+
+static void settle_before_exit(void) {
+    // (A load takes well under a second; the wait is bounded all the same.)
+    for (int i = 0; i < 2000 && __atomic_load_n(&loads_in_progress, __ATOMIC_ACQUIRE) > 0; i++) {
+        struct timespec pause = {0, 1000000};
+        nanosleep(&pause, NULL);
+    }
+}
+
+static void register_settle(void) { (void)atexit(settle_before_exit); }
+
+static void begin_load(void) {
+    pthread_once(&settle_once, register_settle);
+    __atomic_add_fetch(&loads_in_progress, 1, __ATOMIC_ACQ_REL);
+}
+
+static void end_load(void) { __atomic_sub_fetch(&loads_in_progress, 1, __ATOMIC_ACQ_REL); }
+
 static void load(void) {
+    begin_load();
     loaded = load_libraries(0, CORE_COUNT, required, sizeof required / sizeof required[0], load_error, sizeof load_error);
+    end_load();
 }
 
 static void load_filters(void) {
@@ -96,9 +122,11 @@ static void load_filters(void) {
         snprintf(filter_error, sizeof filter_error, "%s", load_error);
         return;
     }
+    begin_load();
     filters_loaded = load_libraries(
         CORE_COUNT, LIBRARY_COUNT, required_filters, sizeof required_filters / sizeof required_filters[0], filter_error,
         sizeof filter_error);
+    end_load();
 }
 
 int stories_ffmpeg_load(char *error, size_t size) {
@@ -116,16 +144,22 @@ int stories_ffmpeg_load_filters(char *error, size_t size) {
 static void *load_in_background(void *unused) {
     (void)unused;
     pthread_once(&load_once, load);
+    end_load();
     return NULL;
 }
 
 void stories_ffmpeg_load_soon(void) {
     pthread_t thread;
     pthread_attr_t attributes;
-    if (pthread_attr_init(&attributes) != 0) return;
+    // Counted from here, before the thread starts: the process may end before the thread reaches the load.
+    begin_load();
+    if (pthread_attr_init(&attributes) != 0) {
+        end_load();
+        return;
+    }
     pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
     // Whoever needs the libraries first waits on the same once; a thread that cannot start leaves the load to them.
-    (void)pthread_create(&thread, &attributes, load_in_background, NULL);
+    if (pthread_create(&thread, &attributes, load_in_background, NULL) != 0) end_load();
     pthread_attr_destroy(&attributes);
 }
 

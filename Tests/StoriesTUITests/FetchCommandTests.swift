@@ -261,7 +261,7 @@ import Testing
         let result = try await CLI.run(arguments + ["--headless", "--cache-dir", cache.path])
         #expect(result.status == 2)
         #expect(result.stderr.contains(message), "\(result.stderr)")
-        #expect(result.stderr.split(separator: "\n").count == 1)
+        #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
     }
 }
 
