@@ -7,8 +7,6 @@ import Testing
 
 /// Arbitrary orders of events (seeded, so a failure reproduces) against what must always hold.
 struct PlaybackMachineOrderTests {
-    typealias Seen = PlaybackMachine.Observation
-
     /// What the actions so far imply, checked against the machine after every event.
     struct Ledger {
         var soundOn = false
@@ -30,7 +28,14 @@ struct PlaybackMachineOrderTests {
             let status = machine.status
             let duration = status.duration ?? .infinity
             #expect(status.position >= 0 && status.position <= duration, "\(context)")
-            if case .seek = event {} else if case .opened = event {} else {
+            let restarted = actions.contains(.restart)
+            if restarted {
+                // A new version: the story starts over, loading, its sound stopped first.
+                #expect(actions.last == .restart && status.state == .loading && status.position == 0, "\(context)")
+                firstFrames = 0
+                stalls = 0
+                stalledNow = false
+            } else if case .seek = event {} else if case .opened = event {} else {
                 #expect(status.position >= before.position, "the playhead went back: \(context)")
             }
             for (index, action) in actions.enumerated() {
@@ -54,9 +59,9 @@ struct PlaybackMachineOrderTests {
                     #expect(index > 0 && actions[index - 1] == .seek(to: at), "\(context)")
                 case .wake(let deadline):
                     #expect(index == actions.count - 1, "\(context)")
-                    if case .observed(let seen) = event, let deadline {
+                    if case .tick(let now) = event, let deadline {
                         // Never a deadline already passed: the loop would spin.
-                        #expect(deadline > seen.now, "\(context)")
+                        #expect(deadline > now, "\(context)")
                     }
                     if status.state == .playing { #expect(deadline != nil, "playing without a deadline: \(context)") }
                 default:
@@ -68,7 +73,7 @@ struct PlaybackMachineOrderTests {
             #expect(firstFrames <= 1, "\(context)")
             #expect((status.startupMs != nil) == (firstFrames == 1), "\(context)")
             #expect(stalls == status.stalls, "\(context)")
-            if case .observed = event, !over, status.state != .finished, status.state != .failed {
+            if case .tick = event, !over, status.state != .finished, status.state != .failed {
                 #expect(actions.last.map { if case .wake = $0 { true } else { false } } ?? false, "\(context)")
             }
             if status.state == .finished || status.state == .failed { over = true }
@@ -83,33 +88,43 @@ struct PlaybackMachineOrderTests {
             storyID: "s", startThreshold: 0.5, start: 0, waitLimit: Bool.random(using: &random) ? 30 : nil)
         var ledger = Ledger()
         var now = 0.0
-        var opened = false
         for step in 0..<150 {
             let event: PlaybackMachine.Event
             switch Int.random(in: 0..<20, using: &random) {
-            case 0 where !opened:
-                opened = true
+            case 0 where machine.status.duration == nil:
                 event = .opened(duration: duration, contentLength: 1000, cache: .miss, note: nil)
             case 1: event = .paused(Bool.random(using: &random))
             case 2: event = .seek(by: Double.random(in: -3...3, using: &random))
             case 3 where Int.random(in: 0..<10, using: &random) == 0: event = .failed("broken")
+            case 4:
+                var frames = PlaybackMachine.Frames(firstFrameReady: Int.random(in: 0..<4, using: &random) > 0)
+                if Bool.random(using: &random) {
+                    frames.upcoming = machine.status.position + Double.random(in: -0.05...0.1, using: &random)
+                }
+                event = .frames(frames)
+            case 5:
+                let position = machine.status.position
+                let reading: SoundReading?
+                switch Int.random(in: 0..<4, using: &random) {
+                case 0: reading = nil
+                case 1: reading = .waiting
+                case 2: reading = .playing(position + Double.random(in: -0.1...0.5, using: &random))
+                default: reading = .ended
+                }
+                let story: StorySound = reading == nil ? [.off, .unknown, .muted].randomElement(using: &random) ?? .off : .playing
+                event = .sound(PlaybackMachine.Sound(reading: reading, story: story))
+            case 6, 7, 8:
+                event = .bytes(
+                    PlaybackMachine.Bytes(
+                        buffered: Double.random(in: 0...3, using: &random),
+                        downloadedThrough: machine.status.position + Double.random(in: 0...4, using: &random)))
+            case 9 where Int.random(in: 0..<20, using: &random) == 0: event = .downloadFailed("gone")
+            case 10 where Int.random(in: 0..<60, using: &random) == 0: event = .decoderFailed("bad")
+            case 11 where Int.random(in: 0..<40, using: &random) == 0: event = .versionChanged(now: now)
+            case 12 where Int.random(in: 0..<20, using: &random) == 0: event = .offline
             default:
                 now += Double.random(in: 0...0.6, using: &random)
-                let position = machine.status.position
-                var seen = Seen(now: now, buffered: Double.random(in: 0...3, using: &random))
-                seen.firstFrameReady = Int.random(in: 0..<4, using: &random) > 0
-                switch Int.random(in: 0..<4, using: &random) {
-                case 0: seen.sound = nil
-                case 1: seen.sound = .waiting
-                case 2: seen.sound = .playing(position + Double.random(in: -0.1...0.5, using: &random))
-                default: seen.sound = .ended
-                }
-                if Bool.random(using: &random) { seen.upcomingFrame = position + Double.random(in: -0.05...0.1, using: &random) }
-                seen.downloadedThrough = position + Double.random(in: 0...4, using: &random)
-                if Int.random(in: 0..<60, using: &random) == 0 { seen.downloadFailure = "gone" }
-                if Int.random(in: 0..<200, using: &random) == 0 { seen.versionChanged = true }
-                if Int.random(in: 0..<200, using: &random) == 0 { seen.decoderFailure = "bad" }
-                event = .observed(seen)
+                event = .tick(now: now)
             }
             let before = machine.status
             let actions = machine.handle(event)

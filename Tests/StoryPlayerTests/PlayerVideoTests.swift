@@ -127,3 +127,35 @@ import Testing
         #expect(shown[false] == 0)
     }
 }
+
+extension PlayerVideoTests {
+    /// A cached story is read from disk once: the decoder reads its bytes, and the download, which only paces what
+    /// is missing, passes over what is there. Before, the download read the whole file to count it (a request run
+    /// to its end, in the event log, as long as the file) and the decoder read it again.
+    @Test func aCachedStoryIsReadFromDiskOnce() async throws {
+        let rig = try await Rig()
+        let url = rig.origin.url("bars.mp4")
+        let length = Int64(try await rig.loader.data(LoadingRequest(url: url)).count)
+        let logPath = rig.directory.appendingPathComponent("events.jsonl").path
+        let loader = MediaLoader(
+            store: rig.store, configuration: CacheHarness.defaultConfiguration, eventLog: try EventLog(path: logPath))
+        let player = Player(
+            loader: loader, url: url, storyID: "bars", clock: RealPlaybackClock(speed: 4),
+            configuration: Self.configuration())
+        let status = await player.run()
+        #expect(status.state == .finished, "\(status.error ?? "")")
+        #expect(status.frames.shown >= 1)
+        await loader.shutdown()
+        // Requests that ran to their end (the decoder's open-ended one is dropped when the story ends).
+        var (ended, fromOrigin): (Int64, Int64) = (0, 0)
+        for line in try String(contentsOfFile: logPath, encoding: .utf8).split(separator: "\n") {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            guard object?["event"] as? String == "request" else { continue }
+            ended += (object?["length"] as? NSNumber)?.int64Value ?? 0
+            fromOrigin += (object?["originBytes"] as? NSNumber)?.int64Value ?? 0
+        }
+        #expect(fromOrigin == 0)
+        #expect(ended < length / 2, "\(ended) bytes read by requests run to their end, for a \(length)-byte file")
+        await rig.close()
+    }
+}

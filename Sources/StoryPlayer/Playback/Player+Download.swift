@@ -3,11 +3,13 @@ import MediaCache
 
 extension Player {
     /// Reads what plays from run offset `offset` on in the background (see `pull`).
-    func startDownload(_ run: MediaRun, from offset: Int64, switcher: HLSVariantSwitch?) -> Task<Void, Never> {
+    func startDownload(
+        _ run: MediaRun, from offset: Int64, switcher: HLSVariantSwitch?, skipsCached: Bool
+    ) -> Task<Void, Never> {
         shared.withLockedValue { $0.downloadedEnd = offset }
         return Task { [self] in
             do {
-                try await pull(run, from: offset, switcher: switcher)
+                try await pull(run, from: offset, switcher: switcher, skipsCached: skipsCached)
             } catch is CancellationError {
             } catch {
                 shared.withLockedValue { $0.failure = "\(error)" }
@@ -18,13 +20,15 @@ extension Player {
 
     /// Reads what plays from the media at `seconds` on in the background, from where its data starts (an HLS
     /// story's segment, whose length and those before it are learned first).
-    func startDownload(_ run: MediaRun, at seconds: Double, switcher: HLSVariantSwitch?) -> Task<Void, Never> {
+    func startDownload(
+        _ run: MediaRun, at seconds: Double, switcher: HLSVariantSwitch?, skipsCached: Bool
+    ) -> Task<Void, Never> {
         Task { [self] in
             do {
                 try await run.resolve(through: seconds, loader: loader)
                 let offset = run.parts.readOffset(at: seconds)
                 shared.withLockedValue { $0.downloadedEnd = offset }
-                try await pull(run, from: offset, switcher: switcher)
+                try await pull(run, from: offset, switcher: switcher, skipsCached: skipsCached)
             } catch is CancellationError {
             } catch {
                 shared.withLockedValue { $0.failure = "\(error)" }
@@ -34,9 +38,10 @@ extension Player {
     }
 
     /// Reads what plays of `run` from offset `offset` on, in order, part after part, staying at most `readAhead`
-    /// seconds ahead of the playhead, as AVPlayer does. At each segment boundary of an HLS story, `switcher` may
-    /// move the rest of the story to another variant.
-    private func pull(_ run: MediaRun, from offset: Int64, switcher: HLSVariantSwitch?) async throws {
+    /// seconds ahead of the playhead, as AVPlayer does (how far is the machine's `downloadLimit`). At each segment
+    /// boundary of an HLS story, `switcher` may move the rest of the story to another variant. With `skipsCached`
+    /// (a decoder reads the bytes itself) what is on disk is passed over, not read: each byte is read once.
+    private func pull(_ run: MediaRun, from offset: Int64, switcher: HLSVariantSwitch?, skipsCached: Bool) async throws {
         var position = offset
         var considered = -1
         while true {
@@ -63,21 +68,33 @@ extension Player {
             }
             let part = parts.parts[index]
             let end = Swift.min(part.end, parts.played.upperBound)
+            var requestEnd = end
+            if skipsCached {
+                let inResource = part.range.lowerBound + (position - part.start)
+                let missing = loader.cachedRanges(part.key).missing(in: inResource..<(inResource + end - position)).first
+                let gapStart = missing.map { position + ($0.lowerBound - inResource) } ?? end
+                if gapStart > position {
+                    // On disk already: counted as downloaded, left to the decoder to read.
+                    position = gapStart
+                    shared.withLockedValue { $0.downloadedEnd = Swift.max($0.downloadedEnd, position) }
+                    wakeup.signal()
+                    continue
+                }
+                requestEnd = missing.map { position + Int64($0.count) } ?? end
+            }
             let stream = loader.load(
                 LoadingRequest(
                     url: part.url, cacheKey: part.key, requestedOffset: part.range.lowerBound + (position - part.start),
-                    requestedLength: end - position))
+                    requestedLength: requestEnd - position))
             let iterator = stream.makeAsyncIterator()
             while true {
-                let (playhead, paused) = (status, shared.withLockedValue { $0.paused })
-                let ahead = parts.seconds(at: shared.withLockedValue { $0.downloadedEnd }) - playhead.position
-                if ahead > configuration.readAhead {
+                let limit = shared.withLockedValue { $0.machine }?.downloadLimit(at: clock.now) ?? (.infinity, false)
+                let ahead = parts.seconds(at: shared.withLockedValue { $0.downloadedEnd }) - limit.through
+                if ahead > 0 {
                     // The demuxer reading further than the playhead needs waits for no download, only a length.
                     if run.decoderIsWaiting { _ = try await run.resolveNext(loader: loader) }
-                    // Until the playhead comes within `readAhead` (it moves with the clock while playing), or moves.
-                    let moving = playhead.state == .playing && !paused
-                    try await progress.wait(
-                        until: moving ? clock.now + ahead - configuration.readAhead : nil, on: clock)
+                    // Until the limit moves past it with the clock (while the story plays), or the playhead moves.
+                    try await progress.wait(until: limit.moving ? clock.now + ahead : nil, on: clock)
                     continue
                 }
                 // What the link delivers while the player waits on it (bytes from the disk take no waiting).
@@ -90,7 +107,7 @@ extension Player {
                 // Bytes arrived: what is buffered changed (a first frame, a stall's end, the preload gate).
                 wakeup.signal()
             }
-            position = end
+            position = requestEnd
         }
     }
 }

@@ -1,30 +1,41 @@
 import Foundation
 import MediaCache
 
-/// Bounded waiting: a story never waits longer than `PlayerConfiguration.waitLimit` for bytes, before its first
-/// frame or in a stall, and then fails in one sentence naming what the origin did.
+/// Bounded waiting: a story never waits longer than `PlayerConfiguration.waitLimit` for bytes, before its file
+/// opens, before its first frame or in a stall (the machine decides when), and then fails in one sentence naming
+/// what the origin did.
 extension Player {
     /// The wait limit in the player's clock (which may run faster or slower than the wall clock); nil: none.
     var clockWaitLimit: Double? { configuration.waitLimit.map { $0 * clock.speed } }
 
-    /// Runs `work` (reading what the story needs before it can play: its length, its header) until it ends or
-    /// the wait limit passes since `start`, whichever comes first.
-    func withinWaitLimit<T: Sendable>(
-        since start: Double, _ work: @escaping @Sendable () async throws -> T
+    /// Runs `work` (reading what the story needs before it can play: its length, its header) while `machine`
+    /// looks at the clock: when it says the wait limit passed before the file opened, the story gives up.
+    func untilOpened<T: Sendable>(
+        _ machine: inout PlaybackMachine, _ work: @escaping @Sendable () async throws -> T
     ) async throws -> T {
-        guard let limit = clockWaitLimit else { return try await work() }
         let clock = self.clock
         return try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { try await work() }
-            group.addTask {
-                try await clock.sleep(until: start + limit)
-                return nil
-            }
             defer { group.cancelAll() }
-            guard let first = try await group.next(), let value = first else {
-                throw PlayerError(waitSentence(at: nil, of: nil))
+            while true {
+                var deadline: Double?
+                for action in machine.handle(.tick(now: clock.now)) {
+                    switch action {
+                    case .giveUp: throw PlayerError(waitSentence(at: nil, of: nil))
+                    case .wake(let at): deadline = at
+                    default: break
+                    }
+                }
+                if let deadline {
+                    group.addTask {
+                        try await clock.sleep(until: deadline)
+                        return nil
+                    }
+                }
+                // The work's value, or the machine's deadline (then it looks again).
+                guard let first = try await group.next() else { throw CancellationError() }
+                if let value = first { return value }
             }
-            return value
         }
     }
 

@@ -39,9 +39,8 @@ public final class Player: Sendable {
     private static let nextSoundID = NIOLockedValueBox(0)
     struct Shared {
         var muted = false
-        /// The machine's status as of `statusAt` on the player's clock.
-        var status = PlaybackStatus()
-        var statusAt = 0.0
+        /// The machine as of its last look (nil before the story starts): what everybody reads of the story.
+        var machine: PlaybackMachine?
         var paused = false
         var downloadedEnd: Int64 = 0
         var failure: String?
@@ -109,13 +108,7 @@ public final class Player: Sendable {
     /// The current status. While the story plays, the playhead is where the clock has moved it since the player
     /// last looked (within what is buffered): the player wakes for frames and events, not to move a progress bar.
     public var status: PlaybackStatus {
-        let (status, at) = shared.withLockedValue { ($0.status, $0.statusAt) }
-        guard status.state == .playing, let duration = status.duration else { return status }
-        var moved = status
-        let elapsed = Swift.max(0, Swift.min(clock.now - at, status.bufferedSeconds, duration - status.position))
-        moved.position += elapsed
-        moved.bufferedSeconds -= elapsed
-        return moved
+        shared.withLockedValue { $0.machine }?.status(at: clock.now) ?? PlaybackStatus()
     }
 
     /// The resources the story plays, once known (an HLS story's segments as one run).
@@ -161,33 +154,35 @@ public final class Player: Sendable {
     }
 
     private func runViewing() async -> PlaybackStatus {
-        let start = clock.now
         // Captions are read beside the media: a story never waits for its words.
         let captionsRead = readCaptions()
         defer { captionsRead?.cancel() }
-        var restarts = 0
+        var machine = PlaybackMachine(
+            storyID: storyID, startThreshold: configuration.startThreshold, readAhead: configuration.readAhead,
+            start: clock.now, waitLimit: clockWaitLimit)
         while true {
             var generation: Int64?
-            // This attempt waits from now (a story started over on a new version waits anew).
-            var machine = PlaybackMachine(
-                storyID: storyID, startThreshold: configuration.startThreshold, start: start, waitLimit: clockWaitLimit,
-                waitingSince: clock.now)
             publish(machine)
             do {
                 if let unavailable { throw PlayerError(unavailable) }
                 try await attempt(&machine, generation: &generation)
             } catch is CancellationError {
+            } catch is StartOver {
+                startingOver()
+                continue
             } catch {
-                if versionChanged(since: generation), restarts < Self.maxRestarts {
-                    restarts += 1
-                    shared.withLockedValue { s in
-                        s.downloadedEnd = 0
-                        s.failure = nil
-                        s.seekBy = 0
+                var message = "\(error)"
+                // Bytes of two versions met (the decoder fails on them, or a check found the new one): the
+                // machine says whether the story starts over.
+                if versionChanged(since: generation) {
+                    let actions = machine.handle(.versionChanged(now: clock.now))
+                    if actions.contains(.restart) {
+                        startingOver()
+                        continue
                     }
-                    continue
+                    for case .fail(let reason) in actions { message = reason }
                 }
-                for action in machine.handle(.failed("\(error)")) {
+                for action in machine.handle(.failed(message)) {
                     if case .emit(let event) = action { onEvent(event) }
                 }
                 publish(machine)
@@ -196,19 +191,24 @@ public final class Player: Sendable {
         }
     }
 
-    /// Makes `machine`'s status the one everybody reads.
-    private func publish(_ machine: PlaybackMachine) {
-        let (status, now) = (machine.status, clock.now)
+    /// The machine said to start over on the origin's new version (`PlaybackMachine.Action.restart`).
+    struct StartOver: Error {}
+
+    /// Forgets what the last attempt's download and keys left.
+    private func startingOver() {
         shared.withLockedValue { s in
-            s.status = status
-            s.statusAt = now
+            s.downloadedEnd = 0
+            s.failure = nil
+            s.seekBy = 0
         }
+    }
+
+    /// Makes `machine` the one everybody reads.
+    private func publish(_ machine: PlaybackMachine) {
+        shared.withLockedValue { $0.machine = machine }
         progress.signal()
         changes.signal()
     }
-
-    /// How often one run starts over because the origin's version changed under it.
-    static let maxRestarts = 2
 
     /// True when the cached copy this attempt started with was replaced by another version.
     func versionChanged(since generation: Int64?) -> Bool {
@@ -219,8 +219,7 @@ public final class Player: Sendable {
     private func attempt(_ machine: inout PlaybackMachine, generation: inout Int64?) async throws {
         let initiallyCached = loader.cachedRanges(key)
         let (loader, url, key) = (self.loader, self.url, self.key)
-        let waitingSince = machine.waitingSince
-        let info = try await withinWaitLimit(since: waitingSince) {
+        let info = try await untilOpened(&machine) {
             try await loader.contentInformation(for: url, key: key)
         }
         generation = loader.cached(key)?.generation
@@ -235,7 +234,7 @@ public final class Player: Sendable {
             let (partKey, bitsPerSecond) = (self.partKey, throughput?.bitsPerSecond)
             let started = generation
             try await loader.viewing(keys: [key]) { scope in
-                let plan = try await withinWaitLimit(since: waitingSince) {
+                let plan = try await untilOpened(&machine) {
                     try await HLSStory.plan(
                         loader: loader, url: url, key: key, length: length, partKey: partKey, throughput: bitsPerSecond,
                         scope: scope)
@@ -256,7 +255,7 @@ public final class Player: Sendable {
             }
             return
         }
-        let header = try await withinWaitLimit(since: waitingSince) { try await self.readHeader(length: length) }
+        let header = try await untilOpened(&machine) { try await self.readHeader(length: length) }
         try await playRun(
             MediaRun(
                 MediaParts(url: url, key: key, length: length, payload: header.payload, duration: header.duration)),
@@ -313,7 +312,9 @@ public final class Player: Sendable {
         _ run: MediaRun, machine: inout PlaybackMachine, generation: Int64?, decoder: MediaDecoder?,
         switcher: HLSVariantSwitch?
     ) async throws {
-        var download = startDownload(run, from: run.parts.played.lowerBound, switcher: switcher)
+        // With a decoder, it reads the bytes on disk itself: the download brings only what is missing.
+        let skipsCached = decoder != nil
+        var download = startDownload(run, from: run.parts.played.lowerBound, switcher: switcher, skipsCached: skipsCached)
         // The check against the origin runs beside playback: look again when it has its answer.
         let checked = Task { [loader, key, wakeup] in
             await loader.checkFinished(key: key)
@@ -327,7 +328,7 @@ public final class Player: Sendable {
         var reportedCaption = CaptionReporting()
         while true {
             try Task.checkCancellation()
-            var actions = machine.handle(.observed(observe(run, machine, generation: generation, decoder: decoder)))
+            var actions = tell(&machine, run: run, generation: generation, decoder: decoder)
             let (paused, seekBy) = shared.withLockedValue { s in
                 defer { s.seekBy = 0 }
                 return (s.paused, s.seekBy)
@@ -342,7 +343,7 @@ public final class Player: Sendable {
                 actions += machine.handle(.seek(by: seekBy))
                 keys = true
             }
-            if keys { actions += machine.handle(.observed(observe(run, machine, generation: generation, decoder: decoder))) }
+            if keys { actions += tell(&machine, run: run, generation: generation, decoder: decoder) }
             publish(machine)
             var wake = captionWake(machine.status, reported: &reportedCaption, decoder: decoder)
             for action in actions {
@@ -353,7 +354,7 @@ public final class Player: Sendable {
                     decoder?.seek(to: position)
                 case .restartDownload(let position):
                     download.cancel()
-                    download = startDownload(run, at: position, switcher: switcher)
+                    download = startDownload(run, at: position, switcher: switcher, skipsCached: skipsCached)
                 case .startSound(let position):
                     if let queue = decoder?.sound { sound?.play(queue, from: position, id: soundID) }
                 case .stopSound:
@@ -369,6 +370,9 @@ public final class Player: Sendable {
                     throw PlayerError(waitSentence(at: reached, of: run.estimatedLength))
                 case .fail(let message):
                     throw PlayerError(message)
+                case .restart:
+                    publish(machine)
+                    throw StartOver()
                 case .wake(let deadline):
                     if let deadline { wake = Swift.min(wake ?? deadline, deadline) }
                 }
