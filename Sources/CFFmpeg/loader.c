@@ -23,16 +23,21 @@
 #define LIB_AVFILTER "libavfilter.so." STORIES_STR(LIBAVFILTER_VERSION_MAJOR)
 #define LIB_SWRESAMPLE "libswresample.so." STORIES_STR(LIBSWRESAMPLE_VERSION_MAJOR)
 
-// The decoding libraries, then (loaded apart) the filters.
+// The decoders and scalers, then the demuxers (libavformat brings 37 more objects, some 20 ms: a picture whose
+// bytes are already at hand decodes without it), then (loaded apart) the filters.
 static const char *const library_names[] = {
     LIB_AVUTIL, LIB_SWSCALE, LIB_SWRESAMPLE, LIB_AVCODEC, LIB_AVFORMAT, LIB_AVFILTER};
 #define LIBRARY_COUNT 6
+#define CODEC_COUNT 4
 #define CORE_COUNT 5
 static void *libraries[LIBRARY_COUNT];
+static char codec_error[512];
 static char load_error[512];
 static char filter_error[512];
+static int codecs_loaded;
 static int loaded;
 static int filters_loaded;
+static pthread_once_t codec_once = PTHREAD_ONCE_INIT;
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static pthread_once_t filter_once = PTHREAD_ONCE_INIT;
 
@@ -47,18 +52,21 @@ static void *symbol(const char *name) {
     return NULL;
 }
 
-static const char *const required[] = {
-    "av_find_best_stream", "av_frame_alloc", "av_frame_free", "av_frame_move_ref", "av_frame_unref", "av_free",
-    "av_freep", "av_log_set_level", "av_malloc", "av_packet_alloc", "av_packet_free", "av_packet_unref",
-    "av_read_frame", "av_seek_frame", "av_strerror", "avcodec_alloc_context3", "avcodec_flush_buffers",
-    "avcodec_free_context", "avcodec_open2", "avcodec_parameters_to_context", "avcodec_receive_frame",
-    "avcodec_send_packet", "avformat_alloc_context", "avformat_close_input", "avformat_find_stream_info",
-    "avformat_free_context", "avformat_open_input", "avio_alloc_context", "avio_context_free", "sws_scale",
+static const char *const required_codecs[] = {
+    "av_frame_alloc", "av_frame_free", "av_frame_move_ref", "av_frame_unref", "av_free", "av_freep",
+    "av_log_set_level", "av_malloc", "av_mallocz", "av_packet_alloc", "av_packet_free", "av_packet_unref",
+    "av_new_packet", "av_strerror", "avcodec_alloc_context3", "avcodec_flush_buffers", "avcodec_free_context",
+    "avcodec_open2", "avcodec_parameters_to_context", "avcodec_receive_frame", "avcodec_send_packet", "sws_scale",
     "sws_getCachedContext", "sws_freeContext", "sws_setColorspaceDetails", "sws_getCoefficients",
-    "av_stream_get_side_data", "av_frame_get_side_data", "av_dict_get", "av_get_pix_fmt_name", "av_strdup",
-    "swr_alloc_set_opts2", "swr_init", "swr_convert", "swr_free", "swr_get_delay", "av_channel_layout_default",
-    "av_channel_layout_uninit", "av_packet_move_ref", "avcodec_find_decoder", "avcodec_decode_subtitle2",
-    "avsubtitle_free",
+    "av_frame_get_side_data", "av_dict_get", "av_get_pix_fmt_name", "av_strdup", "swr_alloc_set_opts2", "swr_init",
+    "swr_convert", "swr_free", "swr_get_delay", "av_channel_layout_default", "av_channel_layout_uninit",
+    "av_packet_move_ref", "avcodec_find_decoder", "avcodec_decode_subtitle2", "avsubtitle_free",
+};
+
+static const char *const required[] = {
+    "av_find_best_stream", "av_read_frame", "av_seek_frame", "avformat_alloc_context", "avformat_close_input",
+    "avformat_find_stream_info", "avformat_free_context", "avformat_open_input", "avio_alloc_context",
+    "avio_context_free", "av_stream_get_side_data",
 };
 
 static const char *const required_filters[] = {
@@ -110,9 +118,23 @@ static void begin_load(void) {
 
 static void end_load(void) { __atomic_sub_fetch(&loads_in_progress, 1, __ATOMIC_ACQ_REL); }
 
-static void load(void) {
+static void load_codecs(void) {
     begin_load();
-    loaded = load_libraries(0, CORE_COUNT, required, sizeof required / sizeof required[0], load_error, sizeof load_error);
+    codecs_loaded = load_libraries(
+        0, CODEC_COUNT, required_codecs, sizeof required_codecs / sizeof required_codecs[0], codec_error,
+        sizeof codec_error);
+    end_load();
+}
+
+static void load(void) {
+    pthread_once(&codec_once, load_codecs);
+    if (!codecs_loaded) {
+        snprintf(load_error, sizeof load_error, "%s", codec_error);
+        return;
+    }
+    begin_load();
+    loaded = load_libraries(
+        CODEC_COUNT, CORE_COUNT, required, sizeof required / sizeof required[0], load_error, sizeof load_error);
     end_load();
 }
 
@@ -127,6 +149,12 @@ static void load_filters(void) {
         CORE_COUNT, LIBRARY_COUNT, required_filters, sizeof required_filters / sizeof required_filters[0], filter_error,
         sizeof filter_error);
     end_load();
+}
+
+int stories_ffmpeg_load_codecs(char *error, size_t size) {
+    pthread_once(&codec_once, load_codecs);
+    if (!codecs_loaded && error && size > 0) snprintf(error, size, "%s", codec_error);
+    return codecs_loaded;
 }
 
 int stories_ffmpeg_load(char *error, size_t size) {
@@ -163,8 +191,9 @@ void stories_ffmpeg_load_soon(void) {
     pthread_attr_destroy(&attributes);
 }
 
-// Each stub resolves its function once, after `LOADER` ran once under `ONCE`: the decoding libraries (which callers
-// check first with stories_ffmpeg_load), or for the filter stubs libavfilter too (loaded the first time one is called).
+// Each stub resolves its function once, after `LOADER` ran once under `ONCE`: the decoders and scalers, for the
+// format stubs libavformat too (callers check first with stories_ffmpeg_load_codecs or stories_ffmpeg_load), or
+// for the filter stubs libavfilter too (loaded the first time one is called).
 #define RESOLVE(NAME, TYPE, ONCE, LOADER)                                                                    \
     static TYPE real;                                                                                         \
     TYPE f = __atomic_load_n(&real, __ATOMIC_ACQUIRE);                                                       \
@@ -188,12 +217,14 @@ void stories_ffmpeg_load_soon(void) {
         f ARGS;                                                                                               \
     }
 
-#define STUB(RET, NAME, PARAMS, ARGS) STUB_IN(load_once, load, RET, NAME, PARAMS, ARGS)
-#define STUB_VOID(NAME, PARAMS, ARGS) STUB_VOID_IN(load_once, load, NAME, PARAMS, ARGS)
+#define STUB(RET, NAME, PARAMS, ARGS) STUB_IN(codec_once, load_codecs, RET, NAME, PARAMS, ARGS)
+#define STUB_VOID(NAME, PARAMS, ARGS) STUB_VOID_IN(codec_once, load_codecs, NAME, PARAMS, ARGS)
+#define FORMAT_STUB(RET, NAME, PARAMS, ARGS) STUB_IN(load_once, load, RET, NAME, PARAMS, ARGS)
+#define FORMAT_STUB_VOID(NAME, PARAMS, ARGS) STUB_VOID_IN(load_once, load, NAME, PARAMS, ARGS)
 #define FILTER_STUB(RET, NAME, PARAMS, ARGS) STUB_IN(filter_once, load_filters, RET, NAME, PARAMS, ARGS)
 #define FILTER_STUB_VOID(NAME, PARAMS, ARGS) STUB_VOID_IN(filter_once, load_filters, NAME, PARAMS, ARGS)
 
-STUB(int, av_find_best_stream,
+FORMAT_STUB(int, av_find_best_stream,
      (AVFormatContext *ic, enum AVMediaType type, int wanted_stream_nb, int related_stream,
       const AVCodec **decoder_ret, int flags),
      (ic, type, wanted_stream_nb, related_stream, decoder_ret, flags))
@@ -208,8 +239,8 @@ STUB(void *, av_malloc, (size_t size), (size))
 STUB(AVPacket *, av_packet_alloc, (void), ())
 STUB_VOID(av_packet_free, (AVPacket **pkt), (pkt))
 STUB_VOID(av_packet_unref, (AVPacket *pkt), (pkt))
-STUB(int, av_read_frame, (AVFormatContext *s, AVPacket *pkt), (s, pkt))
-STUB(int, av_seek_frame, (AVFormatContext *s, int stream_index, int64_t timestamp, int flags),
+FORMAT_STUB(int, av_read_frame, (AVFormatContext *s, AVPacket *pkt), (s, pkt))
+FORMAT_STUB(int, av_seek_frame, (AVFormatContext *s, int stream_index, int64_t timestamp, int flags),
      (s, stream_index, timestamp, flags))
 STUB(int, av_strerror, (int errnum, char *errbuf, size_t errbuf_size), (errnum, errbuf, errbuf_size))
 STUB(AVCodecContext *, avcodec_alloc_context3, (const AVCodec *codec), (codec))
@@ -220,20 +251,20 @@ STUB(int, avcodec_open2, (AVCodecContext *avctx, const AVCodec *codec, AVDiction
 STUB(int, avcodec_parameters_to_context, (AVCodecContext *codec, const AVCodecParameters *par), (codec, par))
 STUB(int, avcodec_receive_frame, (AVCodecContext *avctx, AVFrame *frame), (avctx, frame))
 STUB(int, avcodec_send_packet, (AVCodecContext *avctx, const AVPacket *avpkt), (avctx, avpkt))
-STUB(AVFormatContext *, avformat_alloc_context, (void), ())
-STUB_VOID(avformat_close_input, (AVFormatContext **s), (s))
-STUB(int, avformat_find_stream_info, (AVFormatContext *ic, AVDictionary **options), (ic, options))
-STUB_VOID(avformat_free_context, (AVFormatContext *s), (s))
-STUB(int, avformat_open_input,
+FORMAT_STUB(AVFormatContext *, avformat_alloc_context, (void), ())
+FORMAT_STUB_VOID(avformat_close_input, (AVFormatContext **s), (s))
+FORMAT_STUB(int, avformat_find_stream_info, (AVFormatContext *ic, AVDictionary **options), (ic, options))
+FORMAT_STUB_VOID(avformat_free_context, (AVFormatContext *s), (s))
+FORMAT_STUB(int, avformat_open_input,
      (AVFormatContext **ps, const char *url, const AVInputFormat *fmt, AVDictionary **options),
      (ps, url, fmt, options))
-STUB(AVIOContext *, avio_alloc_context,
+FORMAT_STUB(AVIOContext *, avio_alloc_context,
      (unsigned char *buffer, int buffer_size, int write_flag, void *opaque,
       int (*read_packet)(void *opaque, uint8_t *buf, int buf_size),
       int (*write_packet)(void *opaque, uint8_t *buf, int buf_size),
       int64_t (*seek)(void *opaque, int64_t offset, int whence)),
      (buffer, buffer_size, write_flag, opaque, read_packet, write_packet, seek))
-STUB_VOID(avio_context_free, (AVIOContext **s), (s))
+FORMAT_STUB_VOID(avio_context_free, (AVIOContext **s), (s))
 STUB(int, sws_scale,
      (struct SwsContext *c, const uint8_t *const srcSlice[], const int srcStride[], int srcSliceY,
       int srcSliceH, uint8_t *const dst[], const int dstStride[]),
@@ -248,7 +279,7 @@ STUB(int, sws_setColorspaceDetails,
       int contrast, int saturation),
      (c, inv_table, srcRange, table, dstRange, brightness, contrast, saturation))
 STUB(const int *, sws_getCoefficients, (int colorspace), (colorspace))
-STUB(uint8_t *, av_stream_get_side_data, (const AVStream *stream, enum AVPacketSideDataType type, size_t *size),
+FORMAT_STUB(uint8_t *, av_stream_get_side_data, (const AVStream *stream, enum AVPacketSideDataType type, size_t *size),
      (stream, type, size))
 STUB(AVFrameSideData *, av_frame_get_side_data, (const AVFrame *frame, enum AVFrameSideDataType type), (frame, type))
 STUB(AVDictionaryEntry *, av_dict_get, (const AVDictionary *m, const char *key, const AVDictionaryEntry *prev, int flags),
@@ -285,6 +316,8 @@ STUB(int64_t, swr_get_delay, (struct SwrContext *s, int64_t base), (s, base))
 STUB_VOID(av_channel_layout_default, (AVChannelLayout *ch_layout, int nb_channels), (ch_layout, nb_channels))
 STUB_VOID(av_channel_layout_uninit, (AVChannelLayout *channel_layout), (channel_layout))
 STUB_VOID(av_packet_move_ref, (AVPacket *dst, AVPacket *src), (dst, src))
+STUB(void *, av_mallocz, (size_t size), (size))
+STUB(int, av_new_packet, (AVPacket *pkt, int size), (pkt, size))
 STUB(const AVCodec *, avcodec_find_decoder, (enum AVCodecID id), (id))
 STUB(int, avcodec_decode_subtitle2, (AVCodecContext *avctx, AVSubtitle *sub, int *got_sub_ptr, AVPacket *avpkt),
      (avctx, sub, got_sub_ptr, avpkt))

@@ -90,7 +90,11 @@ enum FuzzTarget: String, CaseIterable {
                 let reader = MemoryReader(bytes: bytes)
                 let length = Int64(bytes.count)
                 if let layout = try? await MP4BoxReader.layout(of: reader, length: length) {
-                    _ = layout
+                    // The first picture, as the player reads it before the demuxer loads.
+                    let moov = Array(bytes[Int(layout.moov.lowerBound)..<Int(layout.moov.upperBound)])
+                    if let picture = FirstPicture.mp4(moov: moov) {
+                        precondition(picture.sample.lowerBound >= 0 && !picture.sample.isEmpty, "a first sample of no sense")
+                    }
                 }
                 // Every kind the player tells apart (fragmented MP4, WebM, photos) and its preload plan.
                 if let layout = try? await MediaLayout.read(from: reader, length: length) {

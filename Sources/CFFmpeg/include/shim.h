@@ -27,6 +27,10 @@
 // Returns 1 when every function this program uses was found; otherwise 0, with why in `error`.
 int stories_ffmpeg_load(char *error, size_t size);
 
+// Loads the decoders and scalers only (libavutil, libswscale, libswresample, libavcodec), not the demuxers: enough
+// to decode a picture whose bytes are at hand. 1 when their functions were found, else 0 with why in `error`.
+int stories_ffmpeg_load_codecs(char *error, size_t size);
+
 // Starts loading the decoding libraries on a thread of its own and returns at once: a program that will decode
 // soon calls it at launch, so the load overlaps its other start-up work.
 void stories_ffmpeg_load_soon(void);

@@ -13,6 +13,9 @@ struct StoryHeader: Sendable, Equatable {
     var note: String?
     /// Seconds the file's header gives when it is more than what plays.
     var declaredDuration: Double?
+    /// Where its first picture can be decoded from without a demuxer (an MP4's `moov`, not a fragmented one's; a
+    /// photo), if anywhere.
+    var firstPicture: FirstPictureSource?
 }
 
 /// How long a story plays and where its payload lies, read from the file before playing it.
@@ -46,13 +49,22 @@ extension Player {
             guard let fallbackDuration else { throw PlayerError("\(error): the file is damaged or cut short") }
             return StoryHeader(duration: fallbackDuration, payload: 0..<length)
         }
-        if case .image = layout { return StoryHeader(duration: fallbackDuration ?? Self.photoSeconds, payload: 0..<length) }
+        if case .image(let kind) = layout {
+            return StoryHeader(
+                duration: fallbackDuration ?? Self.photoSeconds, payload: 0..<length,
+                firstPicture: FirstPicture.photo(kind, length: length).map { .photo($0) })
+        }
         let payload = layout?.payload(length: length) ?? 0..<length
         if case .mp4(let mp4) = layout, mp4.truncated {
             let declared = fallbackDuration ?? mp4.duration
             let playable = declared * mp4.payloadFraction
             let note = "the file ends at byte \(length), \(Self.seconds(playable)) into the \(Self.seconds(declared)) its header gives: it plays what is there"
-            return StoryHeader(duration: playable, payload: payload, note: note, declaredDuration: declared)
+            return StoryHeader(
+                duration: playable, payload: payload, note: note, declaredDuration: declared,
+                firstPicture: mp4.fragmented ? nil : .mp4(moov: mp4.moov))
+        }
+        if case .mp4(let mp4) = layout {
+            return StoryHeader(duration: mp4.duration, payload: payload, firstPicture: mp4.fragmented ? nil : .mp4(moov: mp4.moov))
         }
         if let duration = layout?.duration { return StoryHeader(duration: duration, payload: payload) }
         if let fallbackDuration { return StoryHeader(duration: fallbackDuration, payload: payload) }

@@ -250,7 +250,7 @@ public final class Player: Sendable {
                 }
                 let cache = await HLSStory.outcome(story.cache, of: plan, loader: loader, partKey: partKey, scope: scope)
                 try await playRun(
-                    story.run, machine: &machine, duration: story.duration, cache: cache, note: nil,
+                    story.run, machine: &machine, duration: story.duration, cache: cache, note: nil, firstPicture: nil,
                     generation: started, switcher: switcher)
             }
             return
@@ -260,13 +260,14 @@ public final class Player: Sendable {
             MediaRun(
                 MediaParts(url: url, key: key, length: length, payload: header.payload, duration: header.duration)),
             machine: &machine, duration: header.duration, cache: CacheOutcome(cached: initiallyCached, length: length),
-            note: header.note, generation: generation, switcher: nil)
+            note: header.note, firstPicture: header.firstPicture, generation: generation, switcher: nil)
     }
 
-    /// Plays the run `run` (its media lasting `duration` seconds), decoding it when asked to.
+    /// Plays the run `run` (its media lasting `duration` seconds), decoding it when asked to (its first picture
+    /// from `firstPicture` too, beside the decoder).
     private func playRun(
         _ run: MediaRun, machine: inout PlaybackMachine, duration: Double, cache: CacheOutcome, note: String?,
-        generation: Int64?, switcher: HLSVariantSwitch?
+        firstPicture: FirstPictureSource?, generation: Int64?, switcher: HLSVariantSwitch?
     ) async throws {
         var cache = cache
         if loader.isOffline(key) { cache = .offline }
@@ -279,6 +280,8 @@ public final class Player: Sendable {
         }
         publish(machine)
         var decoder: MediaDecoder?
+        var early: Task<Void, Never>?
+        defer { early?.cancel() }
         // Sound is decoded whenever a device can play it (muted too: unmuting is then heard at once).
         let soundFormat = sound.flatMap { output -> SoundFormat? in
             if case .unavailable = output.availability { return nil }
@@ -297,9 +300,15 @@ public final class Player: Sendable {
             let video = MediaDecoder(
                 loader: loader, run: run, box: box, soundFormat: soundFormat, pictures: configuration.decodesVideo,
                 onFrame: onFrame, onChange: { wakeup.signal() })
-            shared.withLockedValue { $0.decoder = video }
+            let held = shared.withLockedValue { s in
+                s.decoder = video
+                return s.held != nil
+            }
             video.start()
             decoder = video
+            if let firstPicture, configuration.decodesVideo, !held {
+                early = showFirstPictureEarly(firstPicture, box: box, decoder: video)
+            }
         }
         // The last frame stays readable after the decoder stops, for the still at the end.
         defer { decoder?.stop() }
