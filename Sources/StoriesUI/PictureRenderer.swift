@@ -47,10 +47,10 @@ public enum PictureRenderer {
 
     /// Draws `frame` centred in the area at column `x`, row `y`, `width`×`height` cells; cells around it are left
     /// as they are. An image protocol places the frame as `grid.image` unless `images` is false (an overlay is
-    /// open): then it is drawn as symbols.
+    /// open): then it is drawn as symbols. A `moving` frame (a video that plays) is an image sent for speed.
     public static func draw(
         _ frame: VideoFrame, into grid: inout CellGrid, x: Int, y: Int, width: Int, height: Int,
-        output: PictureOutput, images: Bool = true
+        output: PictureOutput, images: Bool = true, moving: Bool = false
     ) {
         guard frame.width > 0, frame.height > 0, width > 0, height > 0 else { return }
         let limit = images ? limitOf(output) : nil
@@ -59,7 +59,7 @@ public enum PictureRenderer {
         let top = y + (height - rows) / 2
         let pixels = ChafaPicture.Pixels(width: frame.width, height: frame.height, rgb: frame.rgb)
         if output.picture.isPixels, images {
-            grid.image = GridImage(x: left, y: top, columns: columns, rows: rows, pixels: pixels)
+            grid.image = GridImage(x: left, y: top, columns: columns, rows: rows, pixels: pixels, moving: moving)
             return
         }
         var cellOutput = output

@@ -29,9 +29,11 @@ extension StoriesRenderer {
     private mutating func drawPicture(_ frame: VideoFrame, x: Int, y: Int, width: Int, height: Int) {
         let pictureHeight = height - 1
         let clear = Self.captionRows(screen)
+        // A video that plays is sent for speed; paused, stalled or ended, the frame is drawn again at its finest.
+        let moving = screen.showsMovingPicture && screen.snapshot.status?.state == .playing
         PictureRenderer.draw(
             frame, into: &grid, x: x, y: y, width: width, height: pictureHeight - clear, output: screen.effectiveOutput,
-            images: !screen.helpOpen)
+            images: !screen.helpOpen, moving: moving)
         if clear > 0 {
             drawCaption(centre: x + width / 2, bottom: y + pictureHeight - 1, top: y + pictureHeight - clear, width: width)
         } else {

@@ -132,7 +132,8 @@ public final class TerminalScreen {
         if !runs.isEmpty || previous == nil { wrefresh(window) }
         let output = self.output
         var after = layer.after(full, cursesRuns: runs, now: Date().timeIntervalSince(started)) { image in
-            ChafaPicture.sixel(image.pixels, columns: image.columns, rows: image.rows, output: output)
+            ChafaPicture.sixel(
+                image.pixels, columns: image.columns, rows: image.rows, output: output, fixedPalette: image.moving)
         }
         guard !after.isEmpty else { return }
         // Back to where curses left the cursor, so its next moves stay right.

@@ -51,6 +51,24 @@ import Testing
         #expect(box.height < full.height)
     }
 
+    /// A video that plays is sent as a moving image (for speed); paused, stalled, or a photo, at its finest.
+    @Test func onlyAPlayingVideosImageIsMoving() throws {
+        let output = PictureOutput(picture: .sixel, colors: .truecolor, cell: CellPixels(width: 8, height: 17))
+        var screen = Self.screen(output: output)
+        screen.snapshot.status?.frameInterval = 1.0 / 30
+        screen.snapshot.status?.frames.shown = 40
+        #expect(StoriesRenderer.render(screen, width: 100, height: 40).image?.moving == true)
+        for state in [PlaybackState.paused, .stalled, .finished] {
+            screen.snapshot.status?.state = state
+            #expect(StoriesRenderer.render(screen, width: 100, height: 40).image?.moving == false, "\(state)")
+        }
+        // A photo: one frame shown, no cadence.
+        screen.snapshot.status?.state = .playing
+        screen.snapshot.status?.frameInterval = nil
+        screen.snapshot.status?.frames.shown = 1
+        #expect(StoriesRenderer.render(screen, width: 100, height: 40).image?.moving == false)
+    }
+
     @Test func withoutVideoUnderTheTitle() throws {
         let grid = StoriesRenderer.render(Self.screen(frame: false), width: 80, height: 24)
         let title = try #require(row(grid, containing: "Mandelbrot zoom"))

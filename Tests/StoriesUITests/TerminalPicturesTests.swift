@@ -135,6 +135,31 @@ func pixels(_ width: Int, _ height: Int, _ colour: (Int, Int) -> (UInt8, UInt8, 
         #expect(mean < 6, "mean error \(mean) levels")
     }
 
+    /// A playing video's frames are sent in 240 fixed colours, undithered: about half the bytes of an image with
+    /// its own palette (so twice the frames get through a terminal that drains a few MB a second), still close.
+    @Test func aMovingFrameTakesAFixedPaletteAtAboutHalfTheBytes() throws {
+        try #require(ChafaPicture.available, "libchafa is needed: \(ChafaPicture.unavailableReason ?? "")")
+        // A smooth zoom-like picture: rings of slowly changing colour, 40×12 cells of 8×16 pixels.
+        let frame = pixels(320, 192) { x, y in
+            let d = Double((x - 160) * (x - 160) + (y - 96) * (y - 96)).squareRoot()
+            return (UInt8(128 + 100 * sin(d / 9)), UInt8(128 + 100 * sin(d / 13 + 1)), UInt8(128 + 100 * cos(d / 17)))
+        }
+        let output = PictureOutput(picture: .sixel, colors: .truecolor, cell: CellPixels(width: 8, height: 16))
+        let still = try #require(ChafaPicture.sixel(frame, columns: 40, rows: 12, output: output))
+        let moving = try #require(ChafaPicture.sixel(frame, columns: 40, rows: 12, output: output, fixedPalette: true))
+        #expect(moving.count * 10 < still.count * 7, "moving \(moving.count) bytes, still \(still.count)")
+        // (240 fixed colours are steps of some 40 levels: smooth gradients band, 16 levels off on average here.)
+        for (bytes, bound) in [(still, 6.0), (moving, 20.0)] {
+            let image = try #require(SixelImage.decode(bytes))
+            #expect(image.width == 320 && image.height == 192)
+            var error = 0.0
+            for i in 0..<(320 * 192 * 3) { error += Double(abs(Int(image.rgb[i]) - Int(frame.rgb[i]))) }
+            #expect(error / Double(320 * 192 * 3) < bound, "mean error \(error / Double(320 * 192 * 3)) levels")
+        }
+        // The still's canvas was kept beside the moving one's: it is the same image again.
+        #expect(ChafaPicture.sixel(frame, columns: 40, rows: 12, output: output) == still)
+    }
+
     @Test func aKittyImageCarriesTheFramesExactBytesInChunks() throws {
         let frame = pixels(100, 60) { x, y in (UInt8(x), UInt8(y), UInt8((x * y) % 256)) }
         let bytes = KittyImage.show(frame, columns: 12, rows: 4, id: 7)

@@ -75,9 +75,14 @@ public enum ChafaPicture {
     }
 
     /// `pixels` as a sixel image filling `columns`×`rows` cells of `output.cell` pixels (the DCS sequence, ready to
-    /// write at the cursor); nil without libchafa.
-    public static func sixel(_ pixels: Pixels, columns: Int, rows: Int, output: PictureOutput) -> [UInt8]? {
-        let key = Key(columns: columns, rows: rows, output: output, pixelMode: Int32(STORIES_CHAFA_SIXELS))
+    /// write at the cursor); nil without libchafa. Its colours are the image's own 256, or with `fixedPalette` (a
+    /// video's frames) 240 fixed ones, undithered: half the bytes for some loss in smooth gradients.
+    public static func sixel(
+        _ pixels: Pixels, columns: Int, rows: Int, output: PictureOutput, fixedPalette: Bool = false
+    ) -> [UInt8]? {
+        let key = Key(
+            columns: columns, rows: rows, output: output, pixelMode: Int32(STORIES_CHAFA_SIXELS),
+            fixedPalette: fixedPalette)
         return memo.withLockedValue { memo -> [UInt8]? in
             guard let canvas = memo.canvas(for: key) else { return nil }
             pixels.rgb.withUnsafeBufferPointer { rgb in
@@ -96,6 +101,7 @@ public enum ChafaPicture {
         var rows: Int
         var output: PictureOutput
         var pixelMode: Int32
+        var fixedPalette = false
     }
 
     /// chafa's canvases (one for cells, one for sixels) and the last cells made.
@@ -108,7 +114,10 @@ public enum ChafaPicture {
 
         func canvas(for key: Key) -> OpaquePointer? {
             if let found = canvases.first(where: { $0.key == key }) { return found.canvas }
-            let (colorMode, dither) = Self.colors(key.output.colors, pixelMode: key.pixelMode)
+            let (colorMode, dither) =
+                key.fixedPalette
+                ? (Int32(STORIES_CHAFA_INDEXED_240), Int32(STORIES_CHAFA_DITHER_NONE))
+                : Self.colors(key.output.colors, pixelMode: key.pixelMode)
             let (symbols, exclude) = Self.symbols(key.output)
             // Colours are matched in a perceptual space for 24-bit cells; against a palette that costs four times
             // as much (38 against 10 ms a 120×30 frame here), so palettes are matched in RGB, as are sixel's.
@@ -119,7 +128,9 @@ public enum ChafaPicture {
                 key.pixelMode == Int32(STORIES_CHAFA_SYMBOLS) ? 0.3 : 0)
             else { return nil }
             // One canvas of each kind: the picture's area changes rarely (a resize, the pane).
-            if let index = canvases.firstIndex(where: { $0.key.pixelMode == key.pixelMode }) {
+            if let index = canvases.firstIndex(where: {
+                $0.key.pixelMode == key.pixelMode && $0.key.fixedPalette == key.fixedPalette
+            }) {
                 stories_chafa_free(canvases[index].canvas)
                 canvases.remove(at: index)
             }

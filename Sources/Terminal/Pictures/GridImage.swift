@@ -11,14 +11,19 @@ public struct GridImage: Sendable, Hashable {
     public var rows: Int
     /// The picture.
     public var pixels: ChafaPicture.Pixels
+    /// A frame of a video that plays: sent to be gone soon, as small as it can be (a sixel image in a fixed
+    /// palette is half the bytes of one with its own, so twice the frames reach the terminal), where a still is
+    /// sent at its finest shades.
+    public var moving: Bool
 
     /// An image.
-    public init(x: Int, y: Int, columns: Int, rows: Int, pixels: ChafaPicture.Pixels) {
+    public init(x: Int, y: Int, columns: Int, rows: Int, pixels: ChafaPicture.Pixels, moving: Bool = false) {
         self.x = x
         self.y = y
         self.columns = columns
         self.rows = rows
         self.pixels = pixels
+        self.moving = moving
     }
 
     /// True when `other` covers the same cells.
