@@ -84,7 +84,7 @@ import StoryPlayer
         h.origin.set(OriginResource(bytes: Array("<rss><channel><item>".utf8)), at: "/broken.rss")
         // (Generous limits: a loaded machine must not turn into feeds that did not answer.)
         let expander = SourceExpander(
-            loader: h.loader, since: SinceOption.defaultSeconds, now: Date(), feedTimeout: Self.generous)
+            loader: h.loader, since: SinceOption.defaultSeconds, now: Self.now, feedTimeout: Self.generous)
         let sources = [
             FollowedSource(name: nil, url: h.url("ana.rss")), FollowedSource(name: "Benji", url: h.url("ben.rss")),
             FollowedSource(name: nil, url: h.url("cleo.rss")), FollowedSource(name: "Broken", url: h.url("broken.rss")),
