@@ -32,6 +32,8 @@ import Testing
         #expect(status.state == .finished, "\(status.error ?? "")")
         #expect(status.startupMs != nil)
         #expect(status.frames.shown >= 1)
+        // No sound output: said from the first look on (the wait for the file's length looks at the clock first).
+        #expect(status.sound == .off)
         let frame = try #require(player.frame)
         #expect(frame.width == 64 && frame.height == 36)
         #expect(events.all.contains { if case .firstFrame = $0 { return true } else { return false } })

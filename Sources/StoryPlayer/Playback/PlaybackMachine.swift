@@ -137,6 +137,9 @@ struct PlaybackMachine: Sendable {
     var endsEarly = false
     /// What it was told.
     var facts = Facts()
+    /// It was told what the player's threads see at least once (the first look tells everything, even what
+    /// equals the defaults of `facts`).
+    private(set) var told = false
     /// The clock's time at the last tick.
     var last: Double?
     var stallStart: Double?
@@ -178,15 +181,18 @@ struct PlaybackMachine: Sendable {
             tick(now, &actions)
             return actions
         case .bytes(let bytes):
+            told = true
             facts.bytes = bytes
             status.contentLength = bytes.contentLength ?? status.contentLength
             return []
         case .frames(let frames):
+            told = true
             facts.frames = frames
             status.frames = frames.counts
             status.frameInterval = frames.interval
             return []
         case .sound(let sound):
+            told = true
             facts.sound = sound
             status.sound = sound.story
             return []
@@ -257,7 +263,7 @@ struct PlaybackMachine: Sendable {
         actions.append(.seek(to: status.position))
         // Past what the download reached: it restarts where the new playhead's data starts (an HLS story's
         // segment, from its key frame) instead of reading the gap.
-        if last != nil, status.position >= facts.bytes.knownThrough || status.position > facts.bytes.downloadedThrough {
+        if told, status.position >= facts.bytes.knownThrough || status.position > facts.bytes.downloadedThrough {
             actions.append(.restartDownload(at: status.position))
         }
         soundOver = false

@@ -13,7 +13,7 @@ extension Player {
         let (muted, held, downloadedEnd, failure) = shared.withLockedValue { s in
             (s.muted, s.held != nil, s.downloadedEnd, s.failure)
         }
-        let first = machine.last == nil
+        let first = !machine.told
         var actions: [PlaybackMachine.Action] = []
         func told(_ event: PlaybackMachine.Event) { actions += machine.handle(event) }
         let parts = run.parts
