@@ -204,7 +204,7 @@ public final class Player: Sendable {
     }
 
     /// Makes `machine` the one everybody reads.
-    private func publish(_ machine: PlaybackMachine) {
+    func publish(_ machine: PlaybackMachine) {
         shared.withLockedValue { $0.machine = machine }
         progress.signal()
         changes.signal()
@@ -313,91 +313,5 @@ public final class Player: Sendable {
         // The last frame stays readable after the decoder stops, for the still at the end.
         defer { decoder?.stop() }
         try await play(run, machine: &machine, generation: generation, decoder: decoder, switcher: switcher)
-    }
-
-    /// The playback loop: it looks at what the threads see, hands that and the viewer's keys to the machine, does
-    /// what the machine says, and sleeps until the machine's next deadline or until woken.
-    private func play(
-        _ run: MediaRun, machine: inout PlaybackMachine, generation: Int64?, decoder: MediaDecoder?,
-        switcher: HLSVariantSwitch?
-    ) async throws {
-        // With a decoder, it reads the bytes on disk itself: the download brings only what is missing.
-        let skipsCached = decoder != nil
-        var download = startDownload(run, from: run.parts.played.lowerBound, switcher: switcher, skipsCached: skipsCached)
-        // The check against the origin runs beside playback: look again when it has its answer.
-        let checked = Task { [loader, key, wakeup] in
-            await loader.checkFinished(key: key)
-            wakeup.signal()
-        }
-        defer {
-            download.cancel()
-            checked.cancel()
-            sound?.stop(id: soundID)
-        }
-        var reportedCaption = CaptionReporting()
-        while true {
-            try Task.checkCancellation()
-            var actions = tell(&machine, run: run, generation: generation, decoder: decoder)
-            let (paused, seekBy) = shared.withLockedValue { s in
-                defer { s.seekBy = 0 }
-                return (s.paused, s.seekBy)
-            }
-            // Keys after the time that passed before them; then a fresh look (a seek lands where nothing is known).
-            var keys = false
-            if paused != machine.paused {
-                actions += machine.handle(.paused(paused))
-                keys = true
-            }
-            if seekBy != 0 {
-                actions += machine.handle(.seek(by: seekBy))
-                keys = true
-            }
-            if keys { actions += tell(&machine, run: run, generation: generation, decoder: decoder) }
-            publish(machine)
-            var wake = captionWake(machine.status, reported: &reportedCaption, decoder: decoder)
-            for action in actions {
-                switch action {
-                case .emit(let event):
-                    onEvent(event)
-                case .seek(let position):
-                    decoder?.seek(to: position)
-                case .restartDownload(let position):
-                    download.cancel()
-                    download = startDownload(run, at: position, switcher: switcher, skipsCached: skipsCached)
-                case .startSound(let position):
-                    if let queue = decoder?.sound { sound?.play(queue, from: position, id: soundID) }
-                case .stopSound:
-                    sound?.stop(id: soundID)
-                case .show(let position):
-                    decoder?.show(at: position)
-                case .giveUp:
-                    let parts = run.parts
-                    let byte = parts.offset(at: machine.status.position)
-                    let reached = Swift.max(
-                        byte + parts.contiguousCached(from: byte, in: loader),
-                        shared.withLockedValue { $0.downloadedEnd })
-                    throw PlayerError(waitSentence(at: reached, of: run.estimatedLength))
-                case .fail(let message):
-                    throw PlayerError(message)
-                case .restart:
-                    publish(machine)
-                    throw StartOver()
-                case .wake(let deadline):
-                    if let deadline { wake = Swift.min(wake ?? deadline, deadline) }
-                }
-            }
-            if machine.status.state == .finished { return }
-            try await wakeup.wait(until: wake, on: clock)
-        }
-    }
-
-    /// Seconds of media available from the playhead at `position` on (contiguous), from disk or from a
-    /// stream-through download.
-    func bufferedSeconds(at position: Double, in parts: MediaParts, downloadedEnd: Int64) -> Double {
-        let byte = parts.offset(at: position)
-        let onDisk = parts.contiguousCached(from: byte, in: loader)
-        let streamed = downloadedEnd - byte
-        let bytes = Swift.min(Swift.max(onDisk, streamed, 0), parts.played.upperBound - byte)
-        return Swift.max(0, parts.seconds(at: byte + bytes) - parts.seconds(at: byte))
     }
 }
