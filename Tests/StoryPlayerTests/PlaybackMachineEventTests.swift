@@ -46,6 +46,9 @@ struct PlaybackMachineEventTests {
         _ = machine.handle(Self.heard(.waiting))
         _ = machine.handle(Self.bytes(5))
         _ = machine.handle(.tick(now: 0.5))
+        // The story starts when its first sample is heard, and the picture follows the sound from there.
+        _ = machine.handle(Self.heard(.playing(0)))
+        _ = machine.handle(.tick(now: 0.5))
         _ = machine.handle(Self.heard(.playing(1)))
         _ = machine.handle(.tick(now: 1.5))
         #expect(machine.soundPlaying && machine.status.position == 1)
@@ -109,11 +112,15 @@ struct PlaybackMachineEventTests {
         _ = machine.handle(Self.heard(.waiting))
         _ = machine.handle(Self.bytes(5))
         #expect(machine.handle(.tick(now: 1)).contains(.startSound(at: 0)))
-        // The device has not played its first sample: the picture waits, between looks too.
-        #expect(machine.status(at: 1.5).position == 0)
-        _ = machine.handle(Self.heard(.playing(0.2)))
+        // The device has not played its first sample: the story waits at its first frame, between looks too.
+        #expect(machine.status(at: 1.5).position == 0 && machine.status.state == .loading)
+        _ = machine.handle(Self.heard(.playing(0)))
         _ = machine.handle(.tick(now: 1.2))
-        #expect(machine.status.position == 0.2)
-        #expect(abs(machine.status(at: 1.5).position - 0.5) < 1e-9)
+        #expect(machine.status.state == .playing && machine.status.position == 0)
+        // Then the picture follows the sound, between looks by the system clock.
+        _ = machine.handle(Self.heard(.playing(0.2)))
+        _ = machine.handle(.tick(now: 1.4))
+        #expect(abs(machine.status.position - 0.2) < 1e-9)
+        #expect(abs(machine.status(at: 1.5).position - 0.3) < 1e-9)
     }
 }

@@ -26,7 +26,9 @@ struct PlaybackMachineTests {
     /// A 5 s story that played its first frame at time 0, with sound ready to start when `sound` is true.
     static func playing(sound: Bool) -> (PlaybackMachine, [PlaybackMachine.Action]) {
         var machine = PlaybackMachine(storyID: "s", duration: 5, startThreshold: 0.5, start: 0)
-        let actions = machine.look(Seen(now: 0, buffered: 5, sound: sound ? .waiting : nil))
+        var actions = machine.look(Seen(now: 0, buffered: 5, sound: sound ? .waiting : nil))
+        // With sound, the story starts when its first sample is heard.
+        if sound { actions += machine.look(Seen(now: 0, buffered: 5, sound: .playing(0))) }
         return (machine, actions)
     }
 
@@ -40,7 +42,7 @@ struct PlaybackMachineTests {
         }
     }
 
-    @Test func theFirstFrameEmitsStartsTheSoundShowsAndWakesForTheSoundsStart() {
+    @Test func theSoundStartsFirstAndTheFirstFrameIsEmittedAndShownWhenItIsHeard() {
         var machine = PlaybackMachine(storyID: "s", startThreshold: 0.5, start: 1)
         // Not opened yet: nothing to decide, nothing to wake for but news.
         #expect(machine.look(Seen(now: 1.1, buffered: 0)) == [.wake(at: nil)])
@@ -48,14 +50,19 @@ struct PlaybackMachineTests {
             machine.handle(.opened(duration: 5, contentLength: 1000, cache: .hit, note: nil)) == [])
         #expect(machine.status.duration == 5)
         #expect(machine.status.cache == .hit)
-        let actions = machine.look(Seen(now: 1.25, buffered: 5, sound: .waiting))
+        // Ready to start: the sound is asked to start, and the story waits at its first frame until it is heard.
+        var actions = machine.look(Seen(now: 1.25, buffered: 5, sound: .waiting))
+        #expect(actions == [.startSound(at: 0), .wake(at: 1.25 + PlaybackMachine.soundStartInterval)])
+        #expect(machine.status.state == .loading)
+        actions = machine.look(Seen(now: 1.28, buffered: 5, sound: .playing(0)))
         #expect(
             actions == [
-                .emit(.firstFrame(id: "s", startupMs: 250, cache: .hit, duration: 5)), .show(at: 0), .startSound(at: 0),
-                .wake(at: 1.25 + PlaybackMachine.soundStartInterval),
+                .emit(.firstFrame(id: "s", startupMs: 280, cache: .hit, duration: 5)), .show(at: 0),
+                // Next: the end (or the buffer running dry), 5 s on.
+                .wake(at: 1.28 + 5),
             ])
         #expect(machine.status.state == .playing)
-        #expect(machine.status.startupMs == 250)
+        #expect(machine.status.startupMs == 280)
     }
 
     @Test func aNoteIsEmittedOnceAndTheDecoderFailingAtTheMissingBytesIsNoError() {
@@ -220,8 +227,9 @@ struct PlaybackMachineTests {
         // The bytes are there: woken by the decoder's first frame, not at the wait limit.
         #expect(actions == [.wake(at: nil)])
         actions = machine.look(Seen(now: 0.4, buffered: 5, firstFrameReady: true, sound: .waiting))
-        #expect(machine.status.startupMs == 400)
         #expect(Self.soundActions(actions) == [.startSound(at: 0)])
+        _ = machine.look(Seen(now: 0.42, buffered: 5, firstFrameReady: true, sound: .playing(0)))
+        #expect(machine.status.startupMs == 420)
     }
 
     @Test func failuresEndTheStoryWithTheOriginsFaultFirst() {

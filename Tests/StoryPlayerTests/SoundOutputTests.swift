@@ -50,11 +50,25 @@ final class SteppedSink: SoundSink, @unchecked Sendable {
         log.append(Array(samples))
     }
 
-    var delay: Double { reportedDelay }
+    var delay: Double {
+        condition.lock()
+        delayReads += 1
+        condition.unlock()
+        return reportedDelay
+    }
+
+    /// Times `delay` was read since the last flush (the writing thread reads it at each look).
+    private var delayReads = 0
+    var delayReadsSinceFlush: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return delayReads
+    }
 
     func flush() {
         condition.lock()
         log.append(nil)
+        delayReads = 0
         condition.unlock()
     }
 
@@ -202,6 +216,29 @@ struct SoundQueueTests {
         let written = log[(flush + 1)...].compactMap { $0 }
         #expect(written.first?.prefix(6) == [167, 333, 500, 667, 833, 1000], "\(written.prefix(2))")
         #expect(output.underruns == 0)
+    }
+
+    /// A device just flushed reports no delay until it runs again (PulseAudio while it fills its buffer anew):
+    /// a story whose sound is not decoded yet still has no silence queued before it, though the device seems to
+    /// hold none. Before, silence went ahead of the story's first sample, uncounted by the audio clock, and the
+    /// first frame was shown 30 to 80 ms before its sound was heard.
+    @Test func aFlushedDeviceReportingNoDelayGetsNoSilenceAheadOfAStory() async throws {
+        let sink = SteppedSink()
+        sink.reportedDelay = 0
+        let output = SoundOutput { () throws(SoundError) -> any SoundSink in sink }
+        output.start()
+        defer { output.close() }
+        let queue = SoundQueue(format: sink.format)
+        output.play(queue, from: 0, id: 1)
+        sink.allow(6)
+        // The thread looked at the waiting story three times since the flush that started it.
+        #expect(await eventually { sink.entries.contains { $0 == nil } && sink.delayReadsSinceFlush >= 3 })
+        queue.append(at: 0, samples: Self.tone(1000, seconds: 1))
+        #expect(await eventually { sink.writes >= 6 })
+        let log = sink.entries
+        let flush = try #require(log.lastIndex { $0 == nil })
+        let written = log[(flush + 1)...].compactMap { $0 }
+        #expect(written.first?.prefix(6) == [167, 333, 500, 667, 833, 1000], "\(written.prefix(2))")
     }
 
     /// The decoder is asked for more as the device reads: a read that leaves less than the queue's low water

@@ -22,14 +22,18 @@ extension PlaybackMachine {
         switch status.state {
         case .loading:
             if buffered >= startThreshold || bufferedToEnd, facts.frames.firstFrameReady {
+                // The story starts with its sound: at its first frame, until its first sample is heard.
+                if !paused, waitsForSound(now) { break }
+                heldForSoundSince = nil
                 status.state = paused ? .paused : .playing
                 status.startupMs = Int(((now - start) * 1000).rounded())
-                // The wait for a device still opening counts from the first frame.
-                if facts.sound.story == .unknown, !stoppedHoldingForSound { heldForSoundSince = now }
                 waitedBefore = Swift.max(0, now - waitingSince)
                 playedSinceWait = 0
                 actions.append(
                     .emit(.firstFrame(id: storyID, startupMs: status.startupMs ?? 0, cache: status.cache ?? .miss, duration: duration)))
+            } else if heldForSoundSince != nil {
+                // No longer ready to start (the bytes or the frame went): nor is the sound asked for.
+                heldForSoundSince = nil
             } else if buffered < startThreshold, !bufferedToEnd, let waitLimit, now - waitingSince >= waitLimit {
                 // Still without the bytes for a first frame (a decoder that is slow with them is no reason).
                 return end(with: .giveUp(waited: now - waitingSince), &actions)
@@ -42,17 +46,12 @@ extension PlaybackMachine {
             status.state = .playing
             var clock = elapsed
             if let reading = facts.sound.reading, !soundOver {
-                heldForSoundSince = nil
                 switch soundPlaying ? reading : .waiting {
                 case .playing(let heard): clock = Swift.max(0, heard - status.position)
                 // Sound that is about to start (or still behind what the device played before) holds the picture.
                 case .waiting: clock = 0
                 case .ended: soundOver = true
                 }
-            } else if holdsForSound(now) {
-                // The story may be heard once the device opens: its first sample is heard with its first frame,
-                // not skipped for the time the device took.
-                clock = 0
             }
             advance = Swift.min(clock, buffered)
             status.position = Swift.min(duration, status.position + advance)
@@ -103,7 +102,7 @@ extension PlaybackMachine {
     /// the last tick (within what is buffered and the story's end; not while the picture waits for its sound), so
     /// the player wakes for frames and events, not to move a progress bar.
     func status(at now: Double) -> PlaybackStatus {
-        guard status.state == .playing, let duration = status.duration, let last, heldForSoundSince == nil,
+        guard status.state == .playing, let duration = status.duration, let last,
             !(soundPlaying && !soundOver && facts.sound.reading == .waiting)
         else { return status }
         var moved = status
@@ -121,10 +120,19 @@ extension PlaybackMachine {
         return (current.position + readAhead, current.state == .playing && !paused)
     }
 
-    /// Whether the playhead waits at its place for a sound device that is still opening (at most `soundOpenWait`
-    /// from when it began to wait, and never once the story's sound was heard or ended).
-    private mutating func holdsForSound(_ now: Double) -> Bool {
-        guard facts.sound.story == .unknown, !soundOver, !stoppedHoldingForSound else {
+    /// Whether a story ready to start (bytes and a first frame) waits for its sound: for a device still opening,
+    /// or for sound asked to start at the playhead that is not heard yet, so its first frame is shown as its first
+    /// sample is heard (a device's buffer filling, a server slow to answer at launch). At most `soundOpenWait` from
+    /// when it began to wait; then the picture starts alone and the sound joins it.
+    private mutating func waitsForSound(_ now: Double) -> Bool {
+        let waits: Bool
+        switch (facts.sound.story, facts.sound.reading) {
+        case (.unknown, _): waits = true
+        case (_, .waiting?): waits = true
+        case (_, .playing(let heard)?): waits = !soundPlaying || heard < status.position
+        default: waits = false
+        }
+        guard waits, !soundOver, !stoppedHoldingForSound else {
             heldForSoundSince = nil
             return false
         }
@@ -156,6 +164,11 @@ extension PlaybackMachine {
             // With the bytes there, the decoder's first frame is what it waits for (and wakes it).
             let buffered = facts.bytes.buffered
             let haveBytes = buffered >= startThreshold || status.position + buffered >= (status.duration ?? 0) - 1e-6
+            // Waiting for the sound to start: the audio clock is read again soon (the device's wait is bounded).
+            if haveBytes, let since = heldForSoundSince {
+                let end = since + Self.soundOpenWait
+                return end > now ? Swift.min(now + Self.soundStartInterval, end) : now + Self.soundStartInterval
+            }
             return haveBytes ? nil : waitLimit.map { waitingSince + $0 }
         case .stalled:
             return paused ? nil : waitLimit.map { now + Swift.max(0, $0 - waitedBefore - starved) }
@@ -166,11 +179,6 @@ extension PlaybackMachine {
                 due.append(now + (upcoming - status.position))
             }
             if soundPlaying, !soundOver, facts.sound.reading == .waiting { due.append(now + Self.soundStartInterval) }
-            if let since = heldForSoundSince {
-                // (A hold that began before a stall may have run out during it: the next look ends it.)
-                let end = since + Self.soundOpenWait
-                due.append(end > now ? Swift.min(now + Self.soundStartInterval, end) : now + Self.soundStartInterval)
-            }
             return due.min()
         case .paused, .finished, .failed:
             return nil

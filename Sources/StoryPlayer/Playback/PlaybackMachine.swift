@@ -125,8 +125,8 @@ struct PlaybackMachine: Sendable {
     private(set) var restarts = 0
     /// How often the audio clock is read while the sound is about to start.
     static let soundStartInterval = 0.005
-    /// Longest the first frame is held while it is not yet known whether the story will be heard (the sound device
-    /// still opening): long enough for a sound server to answer, short enough that one that does not is not waited on.
+    /// Longest a story ready to start waits for its sound (the device still opening, its first sample not yet
+    /// heard): long enough for a sound server to answer, short enough that one that does not is not waited on.
     static let soundOpenWait = 1.0
     /// Media played without a stall that makes the waits before it forgotten (a link that recovered).
     static let recoveryPlay = 2.0
@@ -145,9 +145,10 @@ struct PlaybackMachine: Sendable {
     var stallStart: Double?
     /// The sound ended before the picture: the system clock carries on (until a seek brings sound back).
     var soundOver = false
-    /// Since when the picture has been held at its playhead for a device still opening (nil: it is not).
+    /// Since when the story, ready to start, has waited for its sound (a device still opening, or sound asked to
+    /// start and not heard yet; nil: it does not wait).
     var heldForSoundSince: Double?
-    /// The hold for an opening device ran out: the picture goes on, and the sound joins it once the device opens.
+    /// The wait for the sound ran out: the picture goes on, and the sound joins it once it can.
     var stoppedHoldingForSound = false
     /// Seconds of the current stall spent waiting for bytes (paused time not counted).
     var starved: Double = 0
@@ -288,7 +289,9 @@ struct PlaybackMachine: Sendable {
     /// once, and it starts again at the playhead.
     mutating func soundFollowsPlayback(_ actions: inout [Action]) {
         let audible = facts.sound.reading != nil
-        let wanted = audible && status.state == .playing && !paused && !soundOver
+        // A story ready to start waits for its sound to be heard (`waitsForSound`): it is asked to start then.
+        let starting = status.state == .loading && heldForSoundSince != nil
+        let wanted = audible && (status.state == .playing || starting) && !paused && !soundOver
         if wanted, !soundPlaying {
             actions.append(.startSound(at: status.position))
             soundPlaying = true

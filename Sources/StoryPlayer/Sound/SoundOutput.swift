@@ -315,7 +315,10 @@ public final class SoundOutput: @unchecked Sendable {
                 // Nothing to play: keep only a little silence queued, and look again when something changes or the
                 // device ran down.
                 let held = sink.delay
-                if held > Self.silenceAhead {
+                // Before a story's first sample, silence would only be heard ahead of it, unaccounted for: a device
+                // just flushed reports no delay until it starts again (and it cannot run dry before it started).
+                let beforeFirst = source.map { $0.clock == nil } ?? false
+                if held > Self.silenceAhead || beforeFirst {
                     if result == .waiting, let source { starved(generation: source.generation) }
                     // A story waiting for its first decoded sound is looked at again soon; with no story, a
                     // `play` wakes the thread at once.
