@@ -172,6 +172,16 @@ public final class TerminalScreen {
         clearok(stories_stdscr(), true)
     }
 
+    /// Waits up to `timeoutMs` for input, or until `wake` is signalled; nil when none came.
+    public func read(timeoutMs: Int, wake: TerminalWake?) -> TerminalInput? {
+        guard let wake, screen != nil, queued.isEmpty, !replies.isPending else { return read(timeoutMs: timeoutMs) }
+        // What curses already holds first; then the terminal and the wake together.
+        if let input = read(timeoutMs: 0) { return input }
+        guard queued.isEmpty, !replies.isPending else { return read(timeoutMs: timeoutMs) }
+        guard wake.wait(input: 0, timeoutMs: timeoutMs) else { return nil }
+        return read(timeoutMs: 0)
+    }
+
     /// Waits up to `timeoutMs` for input; nil when none came.
     public func read(timeoutMs: Int) -> TerminalInput? {
         guard screen != nil else { return nil }

@@ -37,21 +37,34 @@ enum TerminalApp {
     static func run(
         controller: StoryController, stop: StopFlag, picture: PictureProtocol? = nil, captions: CaptionMode = .auto
     ) async throws {
+        // The screen waits for keys, and is woken by what its players show (a first frame is drawn when decoded).
+        let wake = TerminalWake()
+        let updates = controller.session.updates
+        let forwarding = Task.detached {
+            var seen = updates.version
+            while !Task.isCancelled {
+                await updates.wait(after: seen)
+                seen = updates.version
+                wake?.signal()
+            }
+        }
         let result: Result<Void, Error> = await withCheckedContinuation { continuation in
             let thread = Thread {
                 continuation.resume(returning: Result {
-                    try loop(controller: controller, stop: stop, picture: picture, captions: captions)
+                    try loop(controller: controller, stop: stop, picture: picture, captions: captions, wake: wake)
                 })
             }
             thread.name = "stories-tui.terminal"
             thread.start()
         }
+        forwarding.cancel()
         await controller.stop()
         try result.get()
     }
 
     private static func loop(
-        controller: StoryController, stop: StopFlag, picture: PictureProtocol?, captions: CaptionMode
+        controller: StoryController, stop: StopFlag, picture: PictureProtocol?, captions: CaptionMode,
+        wake: TerminalWake?
     ) throws {
         let screen = try TerminalScreen(picture: picture)
         defer { screen.stop() }
@@ -85,7 +98,11 @@ enum TerminalApp {
             // out), so each frame stays up equally long; text ten times a second.
             let moving = model.snapshot.frame != nil && model.snapshot.status?.state == .playing
             let frameMs = model.snapshot.status?.frameInterval.map { Int(($0 * 500).rounded(.down)) } ?? 20
-            guard let input = screen.read(timeoutMs: moving ? Swift.max(8, Swift.min(20, frameMs)) : 100) else {
+            // (Between redraws of a moving picture the players' news is not waited on: the next redraw shows it.)
+            let input = moving
+                ? screen.read(timeoutMs: Swift.max(8, Swift.min(20, frameMs)))
+                : screen.read(timeoutMs: 100, wake: wake)
+            guard let input else {
                 // A closed terminal makes every read fail at once: leave rather than spin.
                 if screen.isGone { return }
                 continue

@@ -61,6 +61,12 @@ import Testing
             let shown = String(decoding: layer.after(grid, cursesRuns: [], now: 0, sixel: sixel), as: UTF8.self)
             #expect(shown.hasPrefix("\u{1B}[2;3H"), "\(picture): placed at the image's top-left cell")
             #expect(shown.contains(picture == .kitty ? "\u{1B}_Ga=T" : "\u{1B}Pq"))
+            if picture == .sixel {
+                // The first sixel picture on an empty screen went out fast; the next draw sends it at its finest.
+                #expect(layer.shownImage?.moving == true)
+                _ = layer.before(grid, full: false)
+                #expect(!layer.after(grid, cursesRuns: [], now: 0.01, sixel: sixel).isEmpty)
+            }
             #expect(layer.shownImage == image)
             // The same frame again: nothing is sent.
             _ = layer.before(grid, full: false)
@@ -79,6 +85,33 @@ import Testing
             }
             #expect(layer.shownImage == nil)
         }
+    }
+
+    /// The first sixel picture where none was (the program's first, or a story's after the last one's went) is
+    /// encoded as a video's frame (a fixed palette, made in a fraction of the time), then again at its finest;
+    /// one that replaces another on screen is not sent twice.
+    @Test func aSixelPictureWhereNoneWasIsSentFastThenAtItsFinest() {
+        var layer = PictureLayer(picture: .sixel, unicode: true)
+        var encoded: [Bool] = []
+        let sixel: (GridImage) -> [UInt8]? = { image in
+            encoded.append(image.moving)
+            return Array("\u{1B}Pq#0~\u{1B}\\".utf8)
+        }
+        func draw(_ shade: UInt8, at now: Double) {
+            var grid = CellGrid(width: 10, height: 5)
+            grid.image = GridImage(
+                x: 0, y: 0, columns: 4, rows: 2, pixels: ChafaPicture.Pixels(width: 2, height: 2, rgb: [UInt8](repeating: shade, count: 12)))
+            _ = layer.before(grid, full: now == 0)
+            _ = layer.after(grid, cursesRuns: [], now: now, sixel: sixel)
+        }
+        draw(100, at: 0)
+        draw(100, at: 0.1)
+        draw(100, at: 0.2)
+        #expect(encoded == [true, false])
+        // Another still replacing it: sent once, at its finest.
+        draw(150, at: 0.3)
+        draw(150, at: 0.4)
+        #expect(encoded == [true, false, false])
     }
 
     @Test func framesBeyondTheByteCapAreSkippedNotQueued() {

@@ -19,6 +19,22 @@ extension SimulationSuites {
             return try await sim.run { await player.run() }
         }
 
+        /// The screen waits on the session's signal instead of looking at an interval: a first frame held for the
+        /// story tells it at once, and so does each change the player publishes as the story plays.
+        @Test func aHeldFirstFrameAndEachChangeTellTheSessionsScreen() async throws {
+            let sim = try await Simulation(profile: NetworkProfile(bytesPerSecond: 1_000_000, latency: 0.1))
+            sim.origin.set(OriginResource(bytes: Self.video), at: "/v.mp4")
+            let updates = ChangeSignal()
+            let player = Player(
+                loader: sim.loader, url: sim.origin.url("v.mp4"), storyID: "v", clock: sim.clock, updates: updates)
+            player.hold(VideoFrame(width: 1, height: 1, rgb: [0, 0, 0], time: 0))
+            #expect(updates.version == 1)
+            let status = try await sim.run { await player.run() }
+            #expect(status.state == .finished)
+            #expect(updates.version >= 3, "\(updates.version) changes told")
+            await sim.close()
+        }
+
         @Test func aLinkSlowerThanTheBitrateStallsAndAFasterOneDoesNot() async throws {
             let slow = try await Simulation(profile: NetworkProfile(bytesPerSecond: 50_000, latency: 0.1))
             slow.origin.set(OriginResource(bytes: Self.video), at: "/v.mp4")

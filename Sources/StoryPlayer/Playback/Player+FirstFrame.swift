@@ -56,6 +56,8 @@ extension Player {
     public func hold(_ frame: VideoFrame) {
         shared.withLockedValue { $0.held = frame }
         wakeup.signal()
+        // On screen at once (the playback loop may be busy opening the file).
+        updates?.signal()
     }
 }
 

@@ -69,6 +69,8 @@ public final class Player: Sendable {
     /// Counts changes of `status` (each time the machine's status is published: a state, bytes arrived, a frame),
     /// for the session's readers, which wait on it instead of looking at an interval.
     public let changes = ChangeSignal()
+    /// Also told of each change, with those of the session's other players (the screen waits on it).
+    let updates: ChangeSignal?
 
     /// A player for `url` (an MP4, or an HLS playlist whose variant playlists and segments are cached under
     /// `partKey`); `fallbackDuration` is used for media that is neither. A story whose `unavailable` says why it
@@ -78,8 +80,10 @@ public final class Player: Sendable {
         configuration: PlayerConfiguration = PlayerConfiguration(), fallbackDuration: Double? = nil,
         partKey: @escaping @Sendable (URL) -> CacheKey = { CacheKey(url: $0) }, throughput: ThroughputEstimate? = nil,
         sound: SoundOutput? = nil, muted: Bool = false, unavailable: String? = nil, captions: [CaptionSource] = [],
-        captionFile: String? = nil, onEvent: @escaping @Sendable (PlayerEvent) -> Void = { _ in }
+        captionFile: String? = nil, updates: ChangeSignal? = nil,
+        onEvent: @escaping @Sendable (PlayerEvent) -> Void = { _ in }
     ) {
+        self.updates = updates
         captionSources = captions
         self.captionFile = captionFile ?? (url.isFileURL ? url.path : nil)
         self.unavailable = unavailable
@@ -208,6 +212,7 @@ public final class Player: Sendable {
         shared.withLockedValue { $0.machine = machine }
         progress.signal()
         changes.signal()
+        updates?.signal()
     }
 
     /// True when the cached copy this attempt started with was replaced by another version.

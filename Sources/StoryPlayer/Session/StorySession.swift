@@ -35,6 +35,8 @@ public final class StorySession: Sendable {
     public let throughput: ThroughputEstimate
     /// Where the stories' sound goes; nil: stories play silent.
     public let sound: SoundOutput?
+    /// Counts changes of what its players show (a first frame, a state, a frame), for a screen that waits on it.
+    public let updates = ChangeSignal()
     /// Stories start muted (the viewer can unmute them).
     let startsMuted: Bool
     /// The run starts at the first story, not at the first one not seen yet.
@@ -163,7 +165,8 @@ public final class StorySession: Sendable {
             loader: loader, url: source.url, cacheKey: source.key, storyID: story.id, clock: clock,
             configuration: configuration, fallbackDuration: story.duration, partKey: source.partKey,
             throughput: throughput, sound: sound, muted: muted, unavailable: story.unavailable ?? lateFailure(story),
-            captions: story.captions + lateCaptions(story), captionFile: Self.localFile(story), onEvent: onEvent)
+            captions: story.captions + lateCaptions(story), captionFile: Self.localFile(story), updates: updates,
+            onEvent: onEvent)
     }
 
     /// The path of a local story's file.

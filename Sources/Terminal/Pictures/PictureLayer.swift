@@ -87,6 +87,10 @@ public struct PictureLayer: Sendable {
             // A frame the budget cannot take is skipped, before it is encoded; the one on screen stays (unless it
             // was written over or there is none).
             if damaged || shownImage != image, damaged || shownImage == nil || budget.hasRoom(for: imageBytes, now: now) {
+                // The first sixel picture on an empty screen goes out as fast as it can be made (as a video's frame),
+                // and again at its finest with the next draw that still shows it.
+                var image = image
+                if shownImage == nil, picture == .sixel { image.moving = true }
                 let bytes: [UInt8]?
                 switch picture {
                 case .kitty: bytes = KittyImage.show(image.pixels, columns: image.columns, rows: image.rows, id: Self.kittyID)
