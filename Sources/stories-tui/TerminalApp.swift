@@ -40,12 +40,14 @@ enum TerminalApp {
         // The screen waits for keys, and is woken by what its players show (a first frame is drawn when decoded).
         let wake = TerminalWake()
         let updates = controller.session.updates
-        let forwarding = Task.detached {
-            var seen = updates.version
-            while !Task.isCancelled {
-                await updates.wait(after: seen)
-                seen = updates.version
-                wake?.signal()
+        let forwarding = wake.map { wake in
+            Task.detached {
+                var seen = updates.version
+                while !Task.isCancelled {
+                    await updates.wait(after: seen)
+                    seen = updates.version
+                    wake.signal()
+                }
             }
         }
         let result: Result<Void, Error> = await withCheckedContinuation { continuation in
@@ -57,7 +59,7 @@ enum TerminalApp {
             thread.name = "stories-tui.terminal"
             thread.start()
         }
-        forwarding.cancel()
+        forwarding?.cancel()
         await controller.stop()
         try result.get()
     }
