@@ -43,7 +43,15 @@ public final class TerminalWake: Sendable {
         var descriptors = [
             pollfd(fd: input, events: Int16(POLLIN), revents: 0), pollfd(fd: fds.read, events: Int16(POLLIN), revents: 0),
         ]
-        let ready = poll(&descriptors, 2, Int32(timeoutMs))
+        // A signal (a child process ending, a resize) interrupts the poll: wait on for what is left, so a wait
+        // ends only with input, a wake or its time.
+        let deadline = ContinuousClock.now + .milliseconds(timeoutMs)
+        var ready = poll(&descriptors, 2, Int32(timeoutMs))
+        while ready < 0, errno == EINTR {
+            let left = deadline - ContinuousClock.now
+            let leftMs = max(0, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
+            ready = poll(&descriptors, 2, Int32(clamping: leftMs))
+        }
         if ready > 0, descriptors[1].revents != 0 {
             var drain = [UInt8](repeating: 0, count: 64)
             while read(fds.read, &drain, drain.count) > 0 {}

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import NIOConcurrencyHelpers
 import Testing
 
@@ -8,9 +9,22 @@ import Testing
 /// the end of its interval; keys still end it.
 struct TerminalWakeTests {
     /// Runs `wake.wait` on a thread of its own (as the terminal's) for up to a minute; its answer once it returns.
-    static func waiting(_ wake: TerminalWake, input: Int32) -> NIOLockedValueBox<Bool?> {
+    static func waiting(
+        _ wake: TerminalWake, input: Int32, thread: NIOLockedValueBox<pthread_t?>? = nil
+    ) -> NIOLockedValueBox<Bool?> {
         let answer = NIOLockedValueBox<Bool?>(nil)
-        Thread { answer.withLockedValue { $0 = wake.wait(input: input, timeoutMs: 60_000) } }.start()
+        Thread {
+            if let thread {
+                // Threads made from the test's tasks start with signals blocked; the terminal's takes them.
+                var signals = sigset_t()
+                sigemptyset(&signals)
+                sigaddset(&signals, SIGUSR2)
+                pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+                thread.withLockedValue { $0 = pthread_self() }
+            }
+            let input = wake.wait(input: input, timeoutMs: 60_000)
+            answer.withLockedValue { $0 = input }
+        }.start()
         return answer
     }
 
@@ -43,4 +57,29 @@ struct TerminalWakeTests {
         #expect(await Self.soon { keyed.withLockedValue { $0 } != nil })
         #expect(keyed.withLockedValue { $0 } == true)
     }
+
+    /// A signal delivered to the terminal's thread while it waits (a child process ending, a resize) does not
+    /// end the wait: it ends with the key that comes after.
+    @Test func aSignalDoesNotEndTheWait() async throws {
+        let wake = try #require(TerminalWake())
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { ends.forEach { close($0) } }
+        signal(SIGUSR2) { _ in Self.interrupts.add(1, ordering: .relaxed) }
+        defer { signal(SIGUSR2, SIG_IGN) }
+        let thread = NIOLockedValueBox<pthread_t?>(nil)
+        let keyed = Self.waiting(wake, input: ends[0], thread: thread)
+        #expect(await Self.soon { wake.isListening })
+        let waiting = try #require(thread.withLockedValue { $0 })
+        let before = Self.interrupts.load(ordering: .relaxed)
+        #expect(pthread_kill(waiting, SIGUSR2) == 0)
+        #expect(await Self.soon { Self.interrupts.load(ordering: .relaxed) > before })
+        var byte: UInt8 = 0x71
+        #expect(write(ends[1], &byte, 1) == 1)
+        #expect(await Self.soon { keyed.withLockedValue { $0 } != nil })
+        #expect(keyed.withLockedValue { $0 } == true)
+    }
+
+    /// How many SIGUSR2s the test's handler saw.
+    static let interrupts = Atomic<Int>(0)
 }
