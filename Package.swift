@@ -126,8 +126,12 @@ let package = Package(
             // nothing looks up; the runtime's start-up looks through that table (0.7 ms of a 7 ms start).
             // A release program is linked by the toolchain's lld with its 130,000 relative relocations packed
             // (DT_RELR, glibc 2.36 and later): the loader no longer reads a 3 MB table at every start, and each
-            // process keeps about 2.4 MB less of the program in memory.
+            // process keeps about 2.4 MB less of the program in memory. It also carries the Swift runtime and
+            // Foundation inside (statically linked): a start no longer loads and binds their ten libraries (a
+            // launch to `main` some 6 ms sooner, 7.5 against 14 ms for `--version`), and FFmpeg's libraries,
+            // loaded meanwhile, are bound against a smaller set of objects.
             linkerSettings: [
+                .unsafeFlags(staticRuntime, .when(platforms: [.linux], configuration: .release)),
                 .unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux])),
                 .unsafeFlags(packedRelocations, .when(platforms: [.linux], configuration: .release)),
             ]
@@ -222,6 +226,15 @@ let package = Package(
 
 /// Linker flags that pack relative relocations, where the C library that loads the program understands them
 /// (glibc 2.36 and later; none elsewhere).
+/// Links the Swift runtime and Foundation into the program. Modules compiled for the shared runtime name only the
+/// libraries they import, so Foundation's own static parts are named here.
+var staticRuntime: [String] {
+    [
+        "-static-stdlib", "-lCoreFoundation", "-l_CFXMLInterface", "-l_FoundationCShims", "-l_FoundationCollections",
+        "-l_FoundationICU", "-lxml2",
+    ]
+}
+
 var packedRelocations: [String] {
     #if canImport(Glibc)
     var text = [CChar](repeating: 0, count: 64)
