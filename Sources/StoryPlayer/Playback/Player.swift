@@ -309,10 +309,18 @@ public final class Player: Sendable {
                 s.decoder = video
                 return s.held != nil
             }
-            video.start()
             decoder = video
-            if let firstPicture, configuration.decodesVideo, !held {
-                early = showFirstPictureEarly(firstPicture, box: box, decoder: video)
+            // With a first picture decoded apart, the demuxing decoder starts once it is held (or could not be made):
+            // both at once would decode the same picture twice, and the first to show would come later.
+            if let firstPicture, configuration.decodesVideo, !held,
+                let shown = showFirstPictureEarly(firstPicture, box: box, decoder: video)
+            {
+                early = Task {
+                    await withTaskCancellationHandler { await shown.value } onCancel: { shown.cancel() }
+                    video.start()
+                }
+            } else {
+                video.start()
             }
         }
         // The last frame stays readable after the decoder stops, for the still at the end.

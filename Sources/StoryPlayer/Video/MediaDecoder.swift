@@ -80,6 +80,7 @@ public final class MediaDecoder: @unchecked Sendable {
 
     /// Starts decoding on a new thread; the first frame is ready when `frame` is non-nil.
     public func start() {
+        guard !locked({ $0.stopped }) else { return }
         let thread = Thread { [self] in
             // Yields the cores to the playing story's threads: nice 10 for this thread alone (on Linux the nice
             // value belongs to the thread, and `who` 0 is the calling one).
