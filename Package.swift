@@ -224,10 +224,8 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
-/// Linker flags that pack relative relocations, where the C library that loads the program understands them
-/// (glibc 2.36 and later; none elsewhere).
-/// Links the Swift runtime and Foundation into the program. Modules compiled for the shared runtime name only the
-/// libraries they import, so Foundation's own static parts are named here.
+/// Linker flags that carry the Swift runtime and Foundation inside the program. Modules compiled for the shared
+/// runtime name only the libraries they import, so Foundation's own static parts are named here.
 var staticRuntime: [String] {
     [
         "-static-stdlib", "-lCoreFoundation", "-l_CFXMLInterface", "-l_FoundationCShims", "-l_FoundationCollections",
@@ -235,6 +233,8 @@ var staticRuntime: [String] {
     ]
 }
 
+/// Linker flags that pack relative relocations, where the C library that loads the program understands them
+/// (glibc 2.36 and later; none elsewhere).
 var packedRelocations: [String] {
     #if canImport(Glibc)
     var text = [CChar](repeating: 0, count: 64)
