@@ -13,7 +13,6 @@
 #include <string.h>
 #include <time.h>
 #include <pthread.h>
-#include <sys/resource.h>
 
 #define STORIES_STR2(x) #x
 #define STORIES_STR(x) STORIES_STR2(x)
@@ -172,10 +171,6 @@ int stories_ffmpeg_load_filters(char *error, size_t size) {
 
 static void *load_in_background(void *unused) {
     (void)unused;
-    pthread_once(&codec_once, load_codecs);
-    // The demuxers load at a lower priority (nice 10, for this thread alone on Linux): meanwhile the story's first
-    // picture is decoded with the decoders alone, and it goes first.
-    (void)setpriority(PRIO_PROCESS, 0, 10);
     pthread_once(&load_once, load);
     end_load();
     return NULL;

@@ -310,14 +310,20 @@ public final class Player: Sendable {
                 return s.held != nil
             }
             decoder = video
-            // With a first picture decoded apart, the demuxing decoder starts once it is held (or could not be made):
-            // both at once would decode the same picture twice, and the first to show would come later.
             if let firstPicture, configuration.decodesVideo, !held,
                 let shown = showFirstPictureEarly(firstPicture, box: box, decoder: video)
             {
-                early = Task {
-                    await withTaskCancellationHandler { await shown.value } onCancel: { shown.cancel() }
+                if case .photo = firstPicture {
+                    // A photo's decoder has only the same picture to show and no sound: it starts once the picture
+                    // is held (or could not be made), instead of decoding it a second time on the other core.
+                    early = Task {
+                        await withTaskCancellationHandler { await shown.value } onCancel: { shown.cancel() }
+                        video.start()
+                    }
+                } else {
+                    // A video's decoder starts at once: its sound, which the story's start waits for, comes from it.
                     video.start()
+                    early = shown
                 }
             } else {
                 video.start()
