@@ -14,10 +14,9 @@ extension Player {
     static let firstPictureHeaderLimit: Int64 = 4 << 20
 
     /// Decodes the story's first picture (an MP4's from its header and first sample, a photo's from the file) with
-    /// the decoders alone, before `decoder` starts (the caller starts it when this task ends), and holds it until
-    /// `decoder` has its own: at launch FFmpeg's demuxers load after its decoders, and the first frame need not
-    /// wait for them. Nothing happens when the decoder is first, or when the file's first picture does not decode
-    /// alone.
+    /// the decoders alone, beside `decoder` (a photo's starts once this task ends), and holds it until `decoder`
+    /// has its own: at launch FFmpeg's demuxers load after its decoders, and the first frame need not wait for them.
+    /// Nothing happens when the decoder is first, or when the file's first picture does not decode alone.
     func showFirstPictureEarly(
         _ source: FirstPictureSource, box: (width: Int, height: Int), decoder: MediaDecoder
     ) -> Task<Void, Never>? {

@@ -310,23 +310,20 @@ public final class Player: Sendable {
                 return s.held != nil
             }
             decoder = video
-            if let firstPicture, configuration.decodesVideo, !held,
-                let shown = showFirstPictureEarly(firstPicture, box: box, decoder: video)
-            {
-                if case .photo = firstPicture {
-                    // A photo's decoder has only the same picture to show and no sound: it starts once the picture
-                    // is held (or could not be made), instead of decoding it a second time on the other core.
-                    early = Task {
-                        await withTaskCancellationHandler { await shown.value } onCancel: { shown.cancel() }
-                        video.start()
-                    }
-                } else {
-                    // A video's decoder starts at once: its sound, which the story's start waits for, comes from it.
+            let shown = firstPicture.flatMap { picture in
+                configuration.decodesVideo && !held ? showFirstPictureEarly(picture, box: box, decoder: video) : nil
+            }
+            if let shown, case .photo? = firstPicture {
+                // A photo's decoder has only the same picture to show and no sound: it starts once the picture is
+                // held (or could not be made), instead of decoding it a second time on the other core.
+                early = Task {
+                    await withTaskCancellationHandler { await shown.value } onCancel: { shown.cancel() }
                     video.start()
-                    early = shown
                 }
             } else {
+                // A video's decoder starts at once: its sound, which the story's start waits for, comes from it.
                 video.start()
+                early = shown
             }
         }
         // The last frame stays readable after the decoder stops, for the still at the end.
