@@ -118,7 +118,7 @@ extension SimulationSuites {
             #expect(late.isPending(story))
             #expect(await late.resolve(story) == .found(media, captions: [words]))
             let player = session.makePlayer(for: 0) { _ in }
-            #expect(player.url == media && player.captionSources == [words] && player.key == CacheKey(custom: story.cacheKey ?? ""))
+            #expect(player.url == media && player.words.sources == [words] && player.key == CacheKey(custom: story.cacheKey ?? ""))
             await sim.close()
         }
 
@@ -127,14 +127,13 @@ extension SimulationSuites {
             let events = EventRecorder()
             let player = Player(
                 loader: sim.loader, url: sim.origin.url("c.mp4"), storyID: "c", clock: sim.clock, onEvent: events.handler)
-            player.addCaptionTracks(
-                [CaptionTrack(language: nil, origin: .sidecar, cues: CaptionDocumentParsing.cues(Self.srt))], languages: [])
+            player.words.add([CaptionTrack(language: nil, origin: .sidecar, cues: CaptionDocumentParsing.cues(Self.srt))])
             var reporting = CaptionReporting()
             func look(at position: Double) {
                 var status = PlaybackStatus()
                 status.state = .playing
                 status.position = position
-                _ = player.captionWake(status, reported: &reporting, decoder: nil)
+                _ = player.words.wake(status, reported: &reporting, decoder: nil)
             }
             look(at: 0.1)
             look(at: 1.05)  // "one" (0.5-1.0) came and went while the loop slept

@@ -11,14 +11,14 @@ extension Player {
     ) async throws {
         // With a decoder, it reads the bytes on disk itself: the download brings only what is missing.
         let skipsCached = decoder != nil
-        var download = startDownload(run, from: run.parts.played.lowerBound, switcher: switcher, skipsCached: skipsCached)
+        var reading = download.start(run, from: run.parts.played.lowerBound, switcher: switcher, skipsCached: skipsCached)
         // The check against the origin runs beside playback: look again when it has its answer.
         let checked = Task { [loader, key, wakeup] in
             await loader.checkFinished(key: key)
             wakeup.signal()
         }
         defer {
-            download.cancel()
+            reading.cancel()
             checked.cancel()
             sound?.stop(id: soundID)
         }
@@ -42,7 +42,7 @@ extension Player {
             }
             if keys { actions += tell(&machine, run: run, generation: generation, decoder: decoder) }
             publish(machine)
-            var wake = captionWake(machine.status, reported: &reportedCaption, decoder: decoder)
+            var wake = words.wake(machine.status, reported: &reportedCaption, decoder: decoder)
             for action in actions {
                 switch action {
                 case .emit(let event):
@@ -50,8 +50,8 @@ extension Player {
                 case .seek(let position):
                     decoder?.seek(to: position)
                 case .restartDownload(let position):
-                    download.cancel()
-                    download = startDownload(run, at: position, switcher: switcher, skipsCached: skipsCached)
+                    reading.cancel()
+                    reading = download.start(run, at: position, switcher: switcher, skipsCached: skipsCached)
                 case .startSound(let position):
                     if let queue = decoder?.sound { sound?.play(queue, from: position, id: soundID) }
                 case .stopSound:
@@ -63,7 +63,7 @@ extension Player {
                     let byte = parts.offset(at: machine.status.position)
                     let reached = Swift.max(
                         byte + parts.contiguousCached(from: byte, in: loader),
-                        shared.withLockedValue { $0.downloadedEnd })
+                        download.reached.end)
                     throw PlayerError(waitSentence(at: reached, of: run.estimatedLength))
                 case .fail(let message):
                     throw PlayerError(message)

@@ -10,9 +10,8 @@ extension Player {
     ) -> [PlaybackMachine.Action] {
         let now = clock.now
         if versionChanged(since: generation) { return machine.handle(.versionChanged(now: now)) }
-        let (muted, held, downloadedEnd, failure) = shared.withLockedValue { s in
-            (s.muted, s.held != nil, s.downloadedEnd, s.failure)
-        }
+        let (muted, held) = shared.withLockedValue { s in (s.muted, s.held != nil) }
+        let (downloadedEnd, failure) = download.reached
         let first = !machine.told
         var actions: [PlaybackMachine.Action] = []
         func told(_ event: PlaybackMachine.Event) { actions += machine.handle(event) }

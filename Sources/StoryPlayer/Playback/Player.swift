@@ -18,11 +18,6 @@ public final class Player: Sendable {
     let fallbackDuration: Double?
     /// Why the story cannot play, known before it started.
     let unavailable: String?
-    /// Its caption files.
-    let captionSources: [CaptionSource]
-    /// The file on this machine its subtitle streams are read from (a local story served over the simulated
-    /// network plays from a URL; its file is still here).
-    let captionFile: String?
     /// The key each part of an HLS story (variant playlists, segments) is cached under.
     let partKey: @Sendable (URL) -> CacheKey
     /// Where this player adds what it measures of the link, and where an HLS story looks to pick its variant.
@@ -42,30 +37,22 @@ public final class Player: Sendable {
         /// The machine as of its last look (nil before the story starts): what everybody reads of the story.
         var machine: PlaybackMachine?
         var paused = false
-        var downloadedEnd: Int64 = 0
-        var failure: String?
         var decoder: MediaDecoder?
         var box: (width: Int, height: Int)
         var seekBy: Double = 0
         var run: MediaRun?
         /// The first frame, decoded ahead of this story's turn: shown until the decoder has one.
         var held: VideoFrame?
-        /// The captions shown, once read.
-        var captions: CaptionTrack?
-        /// Every track read, to choose among.
-        var captionTracks: [CaptionTrack] = []
-        /// An HLS story's subtitle renditions, read, waiting for the stream's zero.
-        var hlsCaptions: [HLSCaptions.Read] = []
-        /// Cues of the file's subtitle streams taken from the decoder so far (a file not on this machine).
-        var streamedCues = 0
-        /// The file's subtitle streams were read whole (a file on this machine): the decoder's are not needed.
-        var embeddedWhole = false
     }
     let shared: NIOLockedValueBox<Shared>
     /// Wakes the playback loop: bytes it waits for, a frame, a key, a failure, the check against the origin.
-    let wakeup = Wakeup()
+    let wakeup: Wakeup
     /// Wakes the download when the playhead moved (it reads at most `readAhead` seconds ahead).
-    let progress = Wakeup()
+    let progress: Wakeup
+    /// The story's words: its caption tracks, the one chosen, what was reported.
+    let words: StoryCaptions
+    /// The story's download: what it read through, why it failed.
+    let download: StoryDownload
     /// Counts changes of `status` (each time the machine's status is published: a state, bytes arrived, a frame),
     /// for the session's readers, which wait on it instead of looking at an interval.
     public let changes = ChangeSignal()
@@ -84,15 +71,12 @@ public final class Player: Sendable {
         onEvent: @escaping @Sendable (PlayerEvent) -> Void = { _ in }
     ) {
         self.updates = updates
-        captionSources = captions
-        self.captionFile = captionFile ?? (url.isFileURL ? url.path : nil)
         self.unavailable = unavailable
         self.sound = sound
         self.partKey = partKey
         self.throughput = throughput
         self.loader = loader
         self.url = url
-        key = cacheKey ?? CacheKey(url: url)
         self.storyID = storyID
         self.clock = clock
         self.configuration = configuration
@@ -100,7 +84,19 @@ public final class Player: Sendable {
         self.onEvent = onEvent
         var initial = Shared(box: (configuration.pictureWidth, configuration.pictureHeight))
         initial.muted = muted
-        shared = NIOLockedValueBox(initial)
+        let shared = NIOLockedValueBox(initial)
+        self.shared = shared
+        let (wakeup, progress) = (Wakeup(), Wakeup())
+        (self.wakeup, self.progress) = (wakeup, progress)
+        key = cacheKey ?? CacheKey(url: url)
+        words = StoryCaptions(
+            sources: captions, file: captionFile ?? (url.isFileURL ? url.path : nil), loader: loader, partKey: partKey,
+            languages: configuration.captionLanguages, reports: configuration.reportsCaptions, storyID: storyID,
+            clock: clock, onEvent: onEvent, changed: { wakeup.signal() })
+        download = StoryDownload(
+            loader: loader, clock: clock, throughput: throughput, storyID: storyID, onEvent: onEvent,
+            limit: { shared.withLockedValue { $0.machine }?.downloadLimit(at: clock.now) ?? (.infinity, false) },
+            progress: progress, changed: { wakeup.signal() })
     }
 
     /// Mutes or unmutes the story's sound (the playhead then follows the system clock, or the audio clock again).
@@ -159,7 +155,7 @@ public final class Player: Sendable {
 
     private func runViewing() async -> PlaybackStatus {
         // Captions are read beside the media: a story never waits for its words.
-        let captionsRead = readCaptions()
+        let captionsRead = words.read()
         defer { captionsRead?.cancel() }
         var machine = PlaybackMachine(
             storyID: storyID, startThreshold: configuration.startThreshold, readAhead: configuration.readAhead,
@@ -200,11 +196,8 @@ public final class Player: Sendable {
 
     /// Forgets what the last attempt's download and keys left.
     private func startingOver() {
-        shared.withLockedValue { s in
-            s.downloadedEnd = 0
-            s.failure = nil
-            s.seekBy = 0
-        }
+        download.reset()
+        shared.withLockedValue { $0.seekBy = 0 }
     }
 
     /// Makes `machine` the one everybody reads.
@@ -245,7 +238,7 @@ public final class Player: Sendable {
                         scope: scope)
                 }
                 scope.include(plan.keys)
-                let subtitles = plan.master.map { readHLSCaptions($0) }
+                let subtitles = plan.master.map { words.readHLS($0) }
                 defer { subtitles??.cancel() }
                 let story = HLSStory.start(plan, loader: loader)
                 let switcher = plan.master.flatMap { master in
@@ -260,7 +253,11 @@ public final class Player: Sendable {
             }
             return
         }
-        let header = try await untilOpened(&machine) { try await self.readHeader(length: length) }
+        let fallbackDuration = fallbackDuration
+        let header = try await untilOpened(&machine) {
+            try await StoryHeader.read(
+                loader: loader, url: url, key: key, length: length, fallbackDuration: fallbackDuration)
+        }
         try await playRun(
             MediaRun(
                 MediaParts(url: url, key: key, length: length, payload: header.payload, duration: header.duration)),

@@ -1,46 +1,96 @@
 import Foundation
 import MediaCache
+import NIOConcurrencyHelpers
 
-extension Player {
+/// A story's download: reads what plays, in order, part after part, at most `readAhead` seconds ahead of the
+/// playhead, as AVPlayer does. It owns how far it got and why it stopped; the player reads both.
+final class StoryDownload: Sendable {
+    private let loader: MediaLoader
+    private let clock: PlaybackClock
+    /// Where what it measures of the link is added.
+    private let throughput: ThroughputEstimate?
+    private let storyID: String
+    private let onEvent: @Sendable (PlayerEvent) -> Void
+    /// How far ahead it may read now, and whether that moves with the clock (the machine's `downloadLimit`).
+    private let limit: @Sendable () -> (through: Double, moving: Bool)
+    /// Woken when the playhead moved.
+    private let progress: Wakeup
+    /// Told when bytes arrived or the download failed.
+    private let changed: @Sendable () -> Void
+
+    private struct State {
+        /// The run offset read through.
+        var end: Int64 = 0
+        /// Why the download stopped, if it failed.
+        var failure: String?
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    /// A download for story `storyID` that reads within `limit`, waits on `progress` and tells `changed`.
+    init(
+        loader: MediaLoader, clock: PlaybackClock, throughput: ThroughputEstimate?, storyID: String,
+        onEvent: @escaping @Sendable (PlayerEvent) -> Void, limit: @escaping @Sendable () -> (through: Double, moving: Bool),
+        progress: Wakeup, changed: @escaping @Sendable () -> Void
+    ) {
+        self.loader = loader
+        self.clock = clock
+        self.throughput = throughput
+        self.storyID = storyID
+        self.onEvent = onEvent
+        self.limit = limit
+        self.progress = progress
+        self.changed = changed
+    }
+
+    /// The run offset read through, and why the download failed (nil: it did not).
+    var reached: (end: Int64, failure: String?) { state.withLockedValue { ($0.end, $0.failure) } }
+
+    /// Forgets what the last attempt's download left.
+    func reset() { state.withLockedValue { $0 = State() } }
+
     /// Reads what plays from run offset `offset` on in the background (see `pull`).
-    func startDownload(
-        _ run: MediaRun, from offset: Int64, switcher: HLSVariantSwitch?, skipsCached: Bool
-    ) -> Task<Void, Never> {
-        shared.withLockedValue { $0.downloadedEnd = offset }
+    func start(_ run: MediaRun, from offset: Int64, switcher: HLSVariantSwitch?, skipsCached: Bool) -> Task<Void, Never> {
+        state.withLockedValue { $0.end = offset }
         return Task { [self] in
-            do {
-                try await pull(run, from: offset, switcher: switcher, skipsCached: skipsCached)
-            } catch is CancellationError {
-            } catch {
-                shared.withLockedValue { $0.failure = "\(error)" }
-                wakeup.signal()
-            }
+            await failing { try await pull(run, from: offset, switcher: switcher, skipsCached: skipsCached) }
         }
     }
 
     /// Reads what plays from the media at `seconds` on in the background, from where its data starts (an HLS
     /// story's segment, whose length and those before it are learned first).
-    func startDownload(
-        _ run: MediaRun, at seconds: Double, switcher: HLSVariantSwitch?, skipsCached: Bool
-    ) -> Task<Void, Never> {
+    func start(_ run: MediaRun, at seconds: Double, switcher: HLSVariantSwitch?, skipsCached: Bool) -> Task<Void, Never> {
         Task { [self] in
-            do {
+            await failing {
                 try await run.resolve(through: seconds, loader: loader)
                 let offset = run.parts.readOffset(at: seconds)
-                shared.withLockedValue { $0.downloadedEnd = offset }
+                state.withLockedValue { $0.end = offset }
                 try await pull(run, from: offset, switcher: switcher, skipsCached: skipsCached)
-            } catch is CancellationError {
-            } catch {
-                shared.withLockedValue { $0.failure = "\(error)" }
-                wakeup.signal()
             }
         }
     }
 
+    /// Runs `work`, keeping why it failed (not a cancellation).
+    private func failing(_ work: () async throws -> Void) async {
+        do {
+            try await work()
+        } catch is CancellationError {
+        } catch {
+            state.withLockedValue { $0.failure = "\(error)" }
+            changed()
+        }
+    }
+
+    /// Marks the run read through `end` (never back) and says so.
+    private func advance(to end: Int64, atLeast: Bool) {
+        state.withLockedValue { $0.end = atLeast ? Swift.max($0.end, end) : end }
+        changed()
+    }
+
     /// Reads what plays of `run` from offset `offset` on, in order, part after part, staying at most `readAhead`
-    /// seconds ahead of the playhead, as AVPlayer does (how far is the machine's `downloadLimit`). At each segment
-    /// boundary of an HLS story, `switcher` may move the rest of the story to another variant. With `skipsCached`
-    /// (a decoder reads the bytes itself) what is on disk is passed over, not read: each byte is read once.
+    /// seconds ahead of the playhead. At each segment boundary of an HLS story, `switcher` may move the rest of the
+    /// story to another variant. With `skipsCached` (a decoder reads the bytes itself) what is on disk is passed
+    /// over, not read: each byte is read once.
     private func pull(_ run: MediaRun, from offset: Int64, switcher: HLSVariantSwitch?, skipsCached: Bool) async throws {
         var position = offset
         var considered = -1
@@ -76,8 +126,7 @@ extension Player {
                 if gapStart > position {
                     // On disk already: counted as downloaded, left to the decoder to read.
                     position = gapStart
-                    shared.withLockedValue { $0.downloadedEnd = Swift.max($0.downloadedEnd, position) }
-                    wakeup.signal()
+                    advance(to: position, atLeast: true)
                     continue
                 }
                 requestEnd = missing.map { position + Int64($0.count) } ?? end
@@ -88,8 +137,8 @@ extension Player {
                     requestedLength: requestEnd - position))
             let iterator = stream.makeAsyncIterator()
             while true {
-                let limit = shared.withLockedValue { $0.machine }?.downloadLimit(at: clock.now) ?? (.infinity, false)
-                let ahead = parts.seconds(at: shared.withLockedValue { $0.downloadedEnd }) - limit.through
+                let limit = self.limit()
+                let ahead = parts.seconds(at: state.withLockedValue { $0.end }) - limit.through
                 if ahead > 0 {
                     // The demuxer reading further than the playhead needs waits for no download, only a length.
                     if run.decoderIsWaiting { _ = try await run.resolveNext(loader: loader) }
@@ -103,9 +152,8 @@ extension Player {
                 throughput?.record(
                     bytes: loader.metrics.originBytesReceived - originBefore, seconds: clock.now - waitStart)
                 position = part.start + (chunk.offset - part.range.lowerBound) + Int64(chunk.bytes.count)
-                shared.withLockedValue { $0.downloadedEnd = position }
                 // Bytes arrived: what is buffered changed (a first frame, a stall's end, the preload gate).
-                wakeup.signal()
+                advance(to: position, atLeast: false)
             }
             position = requestEnd
         }

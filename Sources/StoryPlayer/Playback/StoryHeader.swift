@@ -19,7 +19,7 @@ struct StoryHeader: Sendable, Equatable {
 }
 
 /// How long a story plays and where its payload lies, read from the file before playing it.
-extension Player {
+extension StoryHeader {
     /// Why an MP4 whose boxes cannot be read cannot play: one cut inside its media data, before the header that
     /// follows it (a file written header-last and copied or downloaded only in part), says so.
     static func unreadable(_ error: MP4Error, length: Int64) -> String {
@@ -33,10 +33,13 @@ extension Player {
     /// A photo story's seconds when the playlist gives none (Instagram's default).
     static let photoSeconds = 5.0
 
-    /// How long the story plays and where its payload lies: from the container (MP4, fragmented MP4, WebM), for a
-    /// photo the playlist's duration or 5 s, otherwise the playlist's duration or what FFmpeg reports. An MP4 cut
-    /// inside its payload plays what it holds, with a note.
-    func readHeader(length: Int64) async throws -> StoryHeader {
+    /// How long the story at `url` (cached under `key`, `length` bytes) plays and where its payload lies: from the
+    /// container (MP4, fragmented MP4, WebM), for a photo the playlist's duration (`fallbackDuration`) or 5 s,
+    /// otherwise the playlist's duration or what FFmpeg reports. An MP4 cut inside its payload plays what it
+    /// holds, with a note.
+    static func read(
+        loader: MediaLoader, url: URL, key: CacheKey, length: Int64, fallbackDuration: Double?
+    ) async throws -> StoryHeader {
         let layout: MediaLayout?
         do {
             layout = try await MediaLayout.read(from: LoaderRangeReader(loader: loader, url: url, key: key), length: length)
