@@ -83,7 +83,7 @@ extension MediaLoader {
                     url: url.absoluteString, contentLength: response.contentLength, contentType: response.contentType,
                     etag: response.etag, lastModified: response.lastModified)
                 if current.isDifferentVersion(from: cached),
-                    Self.sameVersion(cached, etag: current.etag, lastModified: current.lastModified)
+                    FetchRunner.sameVersion(cached, etag: current.etag, lastModified: current.lastModified)
                 {
                     // Its validators name the cached version, its length another: the origin's figures disagree
                     // (a Content-Range total that lies). Nothing changed; the fetches find out which length holds.
@@ -93,7 +93,7 @@ extension MediaLoader {
                 } else if current.isDifferentVersion(from: cached) {
                     outcome = "changed"
                     result = .changed(current)
-                    let admission = try prepare(key, current)
+                    let admission = try names.prepare(key, current)
                     if case .cacheable(let generation, replaced: false) = admission, let cachedGeneration,
                         generation > cachedGeneration
                     {

@@ -3,148 +3,6 @@ import Logging
 import NIOHTTP1
 import NIOConcurrencyHelpers
 
-/// Loader tuning; the defaults suit short videos.
-public struct LoaderConfiguration: Sendable, Equatable {
-    /// Fetches are rounded out to this block size (at most one block of over-fetch per side).
-    public var blockSize: Int64 = 64 << 10
-    /// A reader joins an in-flight fetch that is at most this far behind its offset instead of starting another.
-    public var joinWindow: Int64 = 256 << 10
-    /// Largest chunk handed to a reader at once (chunks of 512 KiB and more are read and checked in two halves).
-    public var readChunk = 256 << 10
-    /// Retries of a transfer that broke off (each resumes from the first missing byte), per request: the budget
-    /// is restored only after `retryBudgetRestoredAfter` bytes arrived since the last failure.
-    public var maxRetries = 3
-    /// Bytes that must arrive after a failure before the retry budget is full again.
-    public var retryBudgetRestoredAfter: Int64 = 1 << 20
-    /// First retry delay in seconds; each further retry doubles it (with ±50 % jitter) up to `retryBackoffCap`.
-    public var retryBackoff: TimeInterval = 0.25
-    /// Longest retry delay in seconds.
-    public var retryBackoffCap: TimeInterval = 4
-    /// Seconds a request keeps trying once the origin fails it (stops sending, trickles, drops the connection)
-    /// before it fails in one sentence, whatever retries remain: a stalled origin never holds a reader longer.
-    /// The time a read timeout or a throughput window took to notice the trouble counts.
-    public var giveUpAfter: TimeInterval = 30
-    /// Check a cached copy against the origin (HEAD) once per resource and session, beside serving it (see
-    /// `validate(url:key:waitingAtMost:)` to wait for the answer).
-    public var revalidate = true
-    /// Seconds a check's answer holds in this process when the origin gave the copy no freshness (no
-    /// `Cache-Control: max-age`, no `Expires`, no `Last-Modified` to judge by): a long-running process (the
-    /// proxy) asks again when the copy is used after this long.
-    public var recheckInterval: TimeInterval = 300
-    /// Origin timeouts and redirects.
-    public var client = OriginClientConfiguration()
-
-    /// The defaults.
-    public init() {}
-}
-
-/// What a player needs before asking for data: the `AVAssetResourceLoadingContentInformationRequest` analogue.
-public struct ContentInformation: Sendable, Equatable {
-    /// Total length, when the origin declared it.
-    public var contentLength: Int64?
-    /// The origin's `Content-Type`.
-    public var contentType: String?
-    /// Always true: the loader serves any byte range, whatever the origin supports.
-    public var isByteRangeAccessSupported: Bool
-    /// The validators stored with the bytes.
-    public var etag: String?
-    /// The `Last-Modified` stored with the bytes.
-    public var lastModified: String?
-}
-
-/// A cached copy opened for sending straight from its data file (see `MediaLoader.openSettledCopy`).
-public struct SettledCopy: Sendable {
-    /// Read-only descriptor of the data file, which the receiver closes; nil when the receiver said it holds this
-    /// version's file open already (`holding`).
-    public let descriptor: Int32?
-    /// Which version this is: pass it as `holding` while the descriptor is kept open.
-    public let version: Int64
-    /// The stored version (its length is known).
-    public let information: ContentInformation
-    /// The bytes picked to send, checked and counted; nil when none were picked.
-    public let range: ByteRange?
-    /// When the origin last confirmed this version, as far as the loader knows (nil: not known, e.g. with
-    /// revalidation off).
-    public let confirmedAt: Date?
-}
-
-/// A data request: the `AVAssetResourceLoadingDataRequest` analogue.
-public struct LoadingRequest: Sendable, Equatable {
-    /// The origin URL.
-    public var url: URL { didSet { key = cacheKey ?? CacheKey(url: url) } }
-    /// A caller-chosen cache key (for signed URLs); nil to key by the normalized URL.
-    public var cacheKey: CacheKey? { didSet { key = cacheKey ?? CacheKey(url: url) } }
-    /// The key the bytes live under (hashed once, when the request is made).
-    public private(set) var key: CacheKey
-    /// First byte wanted.
-    public var requestedOffset: Int64
-    /// Bytes wanted; nil for everything to the end.
-    public var requestedLength: Int64?
-    /// When the reader goes away early, let its fetch finish the block in flight into the cache (true), or stop
-    /// it at once to free the link (false: preloads that pause for playback).
-    public var finishesBlockWhenAbandoned = true
-    /// The version the caller already described to its own client (length and validators, e.g. a proxy's
-    /// response headers): bytes of any other version fail with `resourceChanged` before the first is delivered.
-    public var expectedVersion: ResourceMetadata?
-    /// Fetched ahead of playback (a preload): what it downloads counts as downloaded when a player first reads
-    /// it, not as saved by the cache, and it is not a played request in `LoaderMetrics`.
-    public var isPreload = false
-    /// For a client that may stop reading at any moment (a proxy's client probing a file): origin requests run
-    /// at most this far past the reader's offset at first, then twice as far as it has read from the origin, so a
-    /// client that reads a few bytes and leaves costs little and one that keeps reading soon gets large
-    /// requests. Nil fetches the whole wanted range at once (a player that will read it all).
-    public var readAhead: Int64?
-
-    /// Creates a request.
-    public init(url: URL, cacheKey: CacheKey? = nil, requestedOffset: Int64 = 0, requestedLength: Int64? = nil) {
-        self.url = url
-        self.cacheKey = cacheKey
-        key = cacheKey ?? CacheKey(url: url)
-        self.requestedOffset = requestedOffset
-        self.requestedLength = requestedLength
-    }
-}
-
-/// Where a chunk's bytes came from.
-public enum ChunkSource: String, Sendable {
-    /// Cached before the request began.
-    case cache
-    /// Fetched from the origin for this or a concurrent request.
-    case origin
-    /// Read from a file on this machine (a `file:` URL), never cached.
-    case local
-}
-
-/// Bytes for a reader, in order.
-public struct LoadedChunk: Sendable, Equatable {
-    /// Offset of the first byte in the resource.
-    public var offset: Int64
-    /// The bytes.
-    public var bytes: [UInt8]
-    /// Where they came from.
-    public var source: ChunkSource
-}
-
-/// How much of a request (or of a resource, when a player starts it) the cache answered: the one classification
-/// every report uses (the loader's requests, the player's cache indicator, the proxy's log).
-public enum CacheOutcome: String, Sendable, Codable {
-    /// Every byte was cached.
-    case hit = "HIT"
-    /// Some bytes were cached.
-    case partial = "PARTIAL"
-    /// No byte was cached.
-    case miss = "MISS"
-    /// The origin cannot be reached: what is cached is served, the rest cannot load.
-    case offline = "OFFLINE"
-    /// A file on this machine, read from disk as it is (nothing cached).
-    case local = "LOCAL"
-
-    /// HIT when `cached` holds all `length` bytes, MISS when it holds none, else PARTIAL.
-    public init(cached: ByteRangeSet, length: Int64) {
-        self = cached.contains(0..<length) ? .hit : (cached.isEmpty ? .miss : .partial)
-    }
-}
-
 /// The resource loader: answers byte-range requests from disk at once and streams missing bytes from the origin as
 /// they arrive, writing them down; one fetch per missing range however many readers want it.
 public final class MediaLoader: Sendable {
@@ -159,7 +17,9 @@ public final class MediaLoader: Sendable {
     let traffic: TrafficMeter
     let watcher: CacheWatcher
     /// Names entries are recorded under instead of the URL fetched (`record(_:as:)`).
-    let recordedNames = NIOLockedValueBox([CacheKey: String]())
+    let names: RecordedNames
+    /// Runs the planned fetches.
+    let fetches: FetchRunner
 
     /// Creates a loader over `store`; `eventLog` receives one JSON line per fetch, validation and request.
     public init(
@@ -172,9 +32,22 @@ public final class MediaLoader: Sendable {
         self.logger = logger
         traffic = TrafficMeter(store: store)
         watcher = CacheWatcher(store: store, interval: Self.viewAge)
-        coordinator = FetchCoordinator(blockSize: configuration.blockSize, joinWindow: configuration.joinWindow)
-        fetcher = OriginFetcher(configuration: configuration.client)
+        let coordinator = FetchCoordinator(blockSize: configuration.blockSize, joinWindow: configuration.joinWindow)
+        let fetcher = OriginFetcher(configuration: configuration.client)
+        let names = RecordedNames(store: store)
+        (self.coordinator, self.fetcher, self.names) = (coordinator, fetcher, names)
+        fetches = FetchRunner(
+            store: store, coordinator: coordinator, fetcher: fetcher, eventLog: eventLog, logger: logger,
+            traffic: traffic, names: names, recheckInterval: configuration.recheckInterval)
     }
+
+    /// Records `key`'s entries under `name` instead of the URL fetched: a file on this machine served over a
+    /// simulated link is listed by its own URL (`file:///…`), not by the link's address, which changes every run.
+    public func record(_ key: CacheKey, as name: URL) { names.record(key, as: name) }
+
+    /// How the origin last failed a fetch or a check of `key` (a sentence naming the URL), while this loader
+    /// remembers it: for a reader that stops waiting to say why, or a caller serving a cached copy offline.
+    public func lastOriginFailure(for key: CacheKey) -> String? { coordinator.lastFailure(key) }
 
     /// Lets fetches finishing their last block complete (up to `drainTimeout` seconds), cancels the rest, closes
     /// connections and commits the store.

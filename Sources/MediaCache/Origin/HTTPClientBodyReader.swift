@@ -29,7 +29,7 @@ final class HTTPClientBodyReader {
         continuing: ResourceMetadata? = nil
     ) async throws -> HTTPClientBodyReader {
         traffic.sentRequest()
-        let validator = continuing.flatMap(MediaLoader.ifRangeValidator)
+        let validator = continuing.flatMap(FetchRunner.ifRangeValidator)
         let answer = try await fetcher.rangedGet(url: url, from: offset, to: end, ifRange: validator)
         let response: OriginResponse
         let length: Int64?

@@ -165,7 +165,7 @@ public struct LoadingStream: AsyncSequence, Sendable {
                     holding = fetchID
                 case .start(let fetchID, let start, let target):
                     holding = fetchID
-                    loader.launchFetch(key: key, url: request.url, fetchID: fetchID, start: start, target: target)
+                    loader.fetches.launch(key: key, url: request.url, fetchID: fetchID, start: start, target: target)
                 }
                 try await waitForBytes(after: seen)
             }

@@ -1,16 +1,42 @@
 import Foundation
+import Logging
 import HTTPSemantics
 import NIOCore
 import NIOPosix
 import NIOHTTP1
 
-extension MediaLoader {
-    /// How the origin last failed a fetch or a check of `key` (a sentence naming the URL), while this loader
-    /// remembers it: for a reader that stops waiting to say why, or a caller serving a cached copy offline.
-    public func lastOriginFailure(for key: CacheKey) -> String? { coordinator.lastFailure(key) }
+/// Runs the loader's planned fetches: claims a fetch's bytes against other processes sharing the directory, asks
+/// the origin (with `If-Range`, or proving continuity without a strong validator), and writes what arrives into
+/// the store, telling the coordinator how far it got; a resource that cannot be cached streams through instead.
+final class FetchRunner: Sendable {
+    let store: CacheStore
+    let coordinator: FetchCoordinator
+    let fetcher: OriginFetcher
+    let eventLog: EventLog?
+    let logger: Logger
+    let traffic: TrafficMeter
+    /// Entries are admitted under the names they are recorded as.
+    let names: RecordedNames
+    /// How long a copy is used without asking, when the origin's answer says nothing.
+    let recheckInterval: TimeInterval
+
+    /// A runner writing into `store`, planned by `coordinator`, asking the origin through `fetcher`.
+    init(
+        store: CacheStore, coordinator: FetchCoordinator, fetcher: OriginFetcher, eventLog: EventLog?, logger: Logger,
+        traffic: TrafficMeter, names: RecordedNames, recheckInterval: TimeInterval
+    ) {
+        self.store = store
+        self.coordinator = coordinator
+        self.fetcher = fetcher
+        self.eventLog = eventLog
+        self.logger = logger
+        self.traffic = traffic
+        self.names = names
+        self.recheckInterval = recheckInterval
+    }
 
     /// Starts the task that fetches `start..<target` for a planned fetch.
-    func launchFetch(key: CacheKey, url: URL, fetchID: Int, start: Int64, target: Int64?) {
+    func launch(key: CacheKey, url: URL, fetchID: Int, start: Int64, target: Int64?) {
         let task = Task { [self] in
             let outcome: FetchOutcome
             do {
@@ -43,23 +69,6 @@ extension MediaLoader {
     /// Runs blocking disk work (a sync) on NIO's thread pool instead of a thread of Swift's cooperative pool.
     static func offCooperativePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await NIOThreadPool.singleton.runIfActive(work)
-    }
-
-    /// The validator to send as `If-Range`: a strong ETag, else Last-Modified (weak ETags are not allowed there).
-    static func ifRangeValidator(_ metadata: ResourceMetadata) -> String? {
-        if let etag = metadata.etag, !etag.hasPrefix("W/") { return etag }
-        return metadata.lastModified
-    }
-
-    /// Bytes of cached data re-requested before a resume when the origin gives no strong validator: they must
-    /// match, or the cached copy belongs to another version and is discarded.
-    static let continuityOverlap: Int64 = 4096
-
-    /// True when nothing but the bytes themselves can tell versions of `metadata` apart with certainty: no strong
-    /// ETag (a weak one may stay across byte changes, and Last-Modified has a one-second resolution).
-    static func needsContinuityProof(_ metadata: ResourceMetadata) -> Bool {
-        guard let etag = metadata.etag else { return true }
-        return etag.hasPrefix("W/")
     }
 
     /// How often a fetch that waits for another process's bytes looks for them.
@@ -155,7 +164,7 @@ extension MediaLoader {
             }
             if let total, let known = cached?.metadata.contentLength, known != total, var changed = cached?.metadata {
                 changed.contentLength = total
-                _ = try prepare(key, changed)
+                _ = try names.prepare(key, changed)
             }
             throw OriginError.rangeNotSatisfiable(url: url.absoluteString, length: total)
         }
@@ -190,7 +199,7 @@ extension MediaLoader {
                 end: response.status == 200 ? nil : initialTarget, metadata: metadata)
         }
         do {
-            admission = try prepare(key, metadata)
+            admission = try names.prepare(key, metadata)
         } catch let error as CacheError where error.isStorageFailure {
             return streamThrough(
                 key: key, url: url, because: "the cache cannot be written (\(error))", handing: untouched(),
@@ -209,7 +218,7 @@ extension MediaLoader {
         // What this answer says of how long the copy may be used without asking (the next process reads it).
         let freshUntil = store.recordFreshness(
             key: key, generation: generation, lifetime: response.freshnessLifetime(receivedAt: store.now()))
-        let checkedUntil = freshUntil ?? store.now().addingTimeInterval(configuration.recheckInterval)
+        let checkedUntil = freshUntil ?? store.now().addingTimeInterval(recheckInterval)
         coordinator.change(key) { $0.originAnswered(freshUntil: checkedUntil, now: store.now()) }
         // Cached bytes of the same generation that this body covers and that must be proved equal to it: the
         // overlap of a resume, or (a whole body for an origin without strong validators) everything cached.
@@ -300,7 +309,7 @@ extension MediaLoader {
         if metadata.contentLength == nil, response.status == 200 {
             // A chunked body with no declared length: its end is the length.
             metadata.contentLength = writeOffset
-            _ = try prepare(key, metadata)
+            _ = try names.prepare(key, metadata)
             try store.commit(key: key)
             coordinator.change(key) { $0.answered(metadata) }
             return
@@ -310,75 +319,6 @@ extension MediaLoader {
         if let expectedEnd, writeOffset < expectedEnd {
             throw OriginError.connectionLost(
                 url: url.absoluteString, reason: "body ended at byte \(writeOffset), expected \(expectedEnd)")
-        }
-    }
-
-    /// True when an answer's validators name the cached version: the same strong ETag, or (without ETags) the same
-    /// Last-Modified date.
-    static func sameVersion(_ cached: ResourceMetadata, etag: String?, lastModified: String?) -> Bool {
-        if let etag, let known = cached.etag { return etag == known && !etag.hasPrefix("W/") }
-        if cached.etag == nil, etag == nil, let lastModified, let known = cached.lastModified { return lastModified == known }
-        return false
-    }
-
-    /// True when every cached byte of `unproven` inside `chunk` equals the origin's `bytes` for that chunk.
-    private func cachedBytesMatch(
-        key: CacheKey, generation: Int64, in unproven: ByteRangeSet, chunk: ByteRange, bytes: UnsafeRawBufferPointer
-    ) throws -> Bool {
-        for range in unproven.present(in: chunk) {
-            guard let cachedBytes = try? store.read(key: key, range: range, generation: generation) else {
-                continue  // gone meanwhile (evicted or replaced): nothing left to compare with
-            }
-            let from = Int(range.lowerBound - chunk.lowerBound)
-            if !cachedBytes.elementsEqual(bytes[from..<(from + cachedBytes.count)]) { return false }
-        }
-        return true
-    }
-
-    /// The cached copy of a resource without strong validators differs from what the origin sends now: discard
-    /// it and start a new generation (readers of the old one fail with `resourceChanged`).
-    private func replaceAfterMismatch(
-        key: CacheKey, url: URL, metadata: ResourceMetadata, at chunk: ByteRange, fetchID: Int
-    ) throws -> Int64 {
-        logger.warning(
-            "\(OriginURL.redactingCredentials(in: url.absoluteString)): cached bytes differ from the origin's near byte \(chunk.lowerBound) (no validator told of the change); discarding the cached copy")
-        eventLog?.emit("replaced", ["url": url.absoluteString, "reason": "content differs"])
-        guard case .cacheable(let generation, _) = try prepare(key, metadata, replacing: true)
-        else { throw OriginError.resourceChanged(url: url.absoluteString) }
-        coordinator.update(key) { $0.versionChanged(to: metadata, keeping: fetchID, newGeneration: generation) }
-        return generation
-    }
-
-    /// For a fetch that starts away from cached bytes of a resource without strong validators: re-reads up to
-    /// `continuityOverlap` bytes of the nearest cached run and discards the cached copy when they differ.
-    private func proveContinuity(key: CacheKey, url: URL, cached: ResourceInfo, fetchID: Int) async throws {
-        guard let run = cached.ranges.ranges.last else { return }
-        let probe = Swift.max(run.lowerBound, run.upperBound - Self.continuityOverlap)..<run.upperBound
-        traffic.sentRequest()
-        // Anything but a 206 (an origin ignoring Range, 416) the main request meets too and handles there: a
-        // whole body is compared with every cached byte as it is written.
-        guard case .partial(let total, let response) = try await fetcher.rangedGet(
-            url: url, from: probe.lowerBound, to: probe.upperBound, ifRange: nil)
-        else { return }
-        let metadata = ResourceMetadata(
-            url: url.absoluteString, contentLength: total, contentType: response.contentType, etag: response.etag,
-            lastModified: response.lastModified)
-        var offset = probe.lowerBound
-        if metadata.isDifferentVersion(from: cached.metadata) { return }  // the main request replaces it anyway
-        var body = OriginBodyStream(response, url: url, configuration: fetcher.configuration)
-        var unproven = ByteRangeSet([probe])
-        while !unproven.isEmpty, let buffer = try await body.next() {
-            traffic.received(Int64(buffer.readableBytes), for: key)
-            let chunk = offset..<(offset + Int64(buffer.readableBytes))
-            let matches = try buffer.withUnsafeReadableBytes { bytes in
-                try cachedBytesMatch(key: key, generation: cached.generation, in: unproven, chunk: chunk, bytes: bytes)
-            }
-            guard matches else {
-                _ = try replaceAfterMismatch(key: key, url: url, metadata: metadata, at: chunk, fetchID: fetchID)
-                return
-            }
-            unproven.remove(chunk)
-            offset = chunk.upperBound
         }
     }
 }
