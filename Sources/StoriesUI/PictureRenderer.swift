@@ -124,4 +124,24 @@ public enum PictureRenderer {
             }
         }
     }
+
+    /// How pictures are drawn here, in one line: "sixel, 8×17 px cells", "symbols, 24-bit colour".
+    public static func description(of output: PictureOutput, times: String = "x") -> String {
+        let colours: String
+        switch output.colors {
+        case .truecolor: colours = "24-bit colour"
+        case .palette256: colours = "256 colours"
+        case .palette16: colours = "16 colours"
+        case .none: colours = "no colour"
+        }
+        let cell = "\(output.cell.width)\(times)\(output.cell.height) px cells"
+        switch output.picture {
+        case .kitty: return "kitty graphics, \(cell)"
+        case .sixel:
+            return "sixel, \(cell)" + (output.imageLimit.map { ", up to \($0.width)\(times)\($0.height) px" } ?? "")
+        case .symbols: return "symbols, \(colours)"
+        case .half: return "half blocks, \(colours)"
+        case .ascii: return "ASCII, \(colours)"
+        }
+    }
 }

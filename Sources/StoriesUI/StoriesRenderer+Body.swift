@@ -99,7 +99,7 @@ extension StoriesRenderer {
                 ]
                 if !failed.isEmpty {
                     let names = failed.joined(separator: ", ")
-                    lines.append(("\(failed.count) could not play: \(names)", tint(.red, bold: true)))
+                    lines.append(("\(failed.count) could not play: \(names)", screen.tint(.red, bold: true)))
                     lines.append(("", .plain))
                 }
                 lines.append(
@@ -111,22 +111,22 @@ extension StoriesRenderer {
         let row = snapshot.stories[index]
         var lines: [(String, CellStyle)] = [(row.title, CellStyle(bold: true)), ("", .plain)]
         guard let status = snapshot.status else {
-            lines.append(("Loading\(glyphs.ellipsis)", tint(.yellow)))
+            lines.append(("Loading\(glyphs.ellipsis)", screen.tint(.yellow)))
             return lines
         }
         switch status.state {
         case .loading:
-            lines.append(("Loading\(glyphs.ellipsis)", tint(.yellow)))
+            lines.append(("Loading\(glyphs.ellipsis)", screen.tint(.yellow)))
         case .playing:
-            lines.append(("\(glyphs.play) Playing", tint(.green)))
+            lines.append(("\(glyphs.play) Playing", screen.tint(.green)))
         case .paused:
             lines.append(("\(glyphs.pause) Paused \(glyphs.dot) space resumes", CellStyle(bold: true, reverse: true)))
         case .stalled:
-            lines.append(("Buffering\(glyphs.ellipsis)", tint(.yellow, bold: true)))
+            lines.append(("Buffering\(glyphs.ellipsis)", screen.tint(.yellow, bold: true)))
         case .finished:
             lines.append(("Finished", CellStyle(dim: true)))
         case .failed:
-            lines.append(("Cannot play: \(status.error ?? "unknown error")", tint(.red, bold: true)))
+            lines.append(("Cannot play: \(status.error ?? "unknown error")", screen.tint(.red, bold: true)))
         }
         if snapshot.paused, status.state == .loading || status.state == .stalled {
             lines.append(("\(glyphs.pause) paused", CellStyle(bold: true)))
@@ -154,7 +154,7 @@ extension StoriesRenderer {
         let filled = Int((Double(barWidth) * Swift.min(1, buffered / Self.bufferScale)).rounded())
         var column = grid.put("Buffer".padded(to: 9), x: x, y: y, style: CellStyle(bold: true))
         let healthy = buffered >= 1 || status?.state == .finished
-        grid.fill(glyphs.full, x: column, y: y, count: filled, style: tint(healthy ? .green : .yellow))
+        grid.fill(glyphs.full, x: column, y: y, count: filled, style: screen.tint(healthy ? .green : .yellow))
         grid.fill(glyphs.none, x: column + filled, y: y, count: barWidth - filled, style: CellStyle(dim: true))
         column += barWidth
         grid.put((" " + suffix).shortened(to: x + width - column, ellipsis: glyphs.ellipsis), x: column, y: y)
@@ -196,9 +196,9 @@ extension StoriesRenderer {
             let end = Swift.max(start + 1, length * Int64(cell + 1) / Int64(barWidth))
             let present = ranges.present(in: start..<end).reduce(Int64(0)) { $0 + Int64($1.count) }
             if present >= end - start {
-                grid[column + cell, y] = Cell(glyphs.full, tint(.cyan))
+                grid[column + cell, y] = Cell(glyphs.full, screen.tint(.cyan))
             } else if present > 0 {
-                grid[column + cell, y] = Cell(glyphs.partial, tint(.cyan))
+                grid[column + cell, y] = Cell(glyphs.partial, screen.tint(.cyan))
             } else {
                 grid[column + cell, y] = Cell(glyphs.none, CellStyle(dim: true))
             }
@@ -222,6 +222,6 @@ extension StoriesRenderer {
         let stalls = status?.stalls ?? 0
         grid.put(
             "\(stalls) (\(TimeFormat.seconds(status?.stallSeconds ?? 0)))", x: column, y: y,
-            style: stalls > 0 ? tint(.yellow) : .plain, maxWidth: x + width - column)
+            style: stalls > 0 ? screen.tint(.yellow) : .plain, maxWidth: x + width - column)
     }
 }

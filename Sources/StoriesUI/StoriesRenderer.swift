@@ -19,10 +19,6 @@ public struct StoriesRenderer {
 
     var snapshot: SessionSnapshot { screen.snapshot }
 
-    func tint(_ color: CellColor, bold: Bool = false, reverse: Bool = false) -> CellStyle {
-        CellStyle(color: screen.color ? color : nil, bold: bold, reverse: reverse)
-    }
-
     private mutating func draw() {
         let (width, height) = (grid.width, grid.height)
         guard width >= StoriesScreen.minimumSize.width, height >= StoriesScreen.minimumSize.height else {
@@ -32,7 +28,7 @@ public struct StoriesRenderer {
         drawSegments(y: 0)
         drawHeader(y: 1)
         grid.fill(glyphs.horizontal, x: 0, y: 2, count: width, style: CellStyle(dim: true))
-        drawTray(y: 2)
+        AuthorTrayRenderer(snapshot: snapshot, glyphs: glyphs).draw(into: &grid, y: 2)
         let bodyTop = Self.bodyTop
         let bodyBottom = height - 2  // exclusive
         grid.fill(glyphs.horizontal, x: 0, y: bodyBottom, count: width, style: CellStyle(dim: true))
@@ -41,9 +37,9 @@ public struct StoriesRenderer {
             if let body {
                 drawBody(x: body.x, y: bodyTop, width: body.width, height: bodyBottom - bodyTop)
                 for y in bodyTop..<bodyBottom { grid[body.width, y] = Cell(glyphs.vertical, CellStyle(dim: true)) }
-                drawPane(x: body.width + 1, y: bodyTop, width: width - body.width - 1, height: bodyBottom - bodyTop)
+                CachePaneRenderer(screen: screen, glyphs: glyphs).draw(into: &grid, x: body.width + 1, y: bodyTop, width: width - body.width - 1, height: bodyBottom - bodyTop)
             } else {
-                drawPane(x: 0, y: bodyTop, width: width, height: bodyBottom - bodyTop)
+                CachePaneRenderer(screen: screen, glyphs: glyphs).draw(into: &grid, x: 0, y: bodyTop, width: width, height: bodyBottom - bodyTop)
             }
         } else {
             drawBody(x: 0, y: bodyTop, width: width, height: bodyBottom - bodyTop)
@@ -131,7 +127,7 @@ public struct StoriesRenderer {
             let row = stories[index]
             let status = snapshot.status
             if status?.state == .failed {
-                right.append(("could not play", tint(.red, bold: true)))
+                right.append(("could not play", screen.tint(.red, bold: true)))
             } else {
                 let position = TimeFormat.clock(status?.position ?? 0)
                 let duration = status?.duration.map(TimeFormat.clock) ?? "-:--.-"
@@ -176,7 +172,7 @@ public struct StoriesRenderer {
     func soundLabel(_ sound: StorySound?) -> (String, CellStyle)? {
         switch sound {
         case .playing: return (glyphs.sound, .plain)
-        case .muted: return ("muted", tint(.yellow))
+        case .muted: return ("muted", screen.tint(.yellow))
         case .silent, .off: return ("no sound", CellStyle(dim: true))
         case .unknown, nil: return nil
         }
@@ -185,11 +181,11 @@ public struct StoriesRenderer {
     /// The cache badge of the story's status: where its bytes came from, once known.
     func indicator(_ status: PlaybackStatus?) -> (String, CellStyle) {
         switch status?.cache {
-        case .hit: return (" HIT ", tint(.green, bold: true, reverse: true))
-        case .partial: return (" PARTIAL ", tint(.yellow, bold: true, reverse: true))
-        case .miss: return (" MISS ", tint(.red, bold: true, reverse: true))
-        case .offline: return (" OFFLINE ", tint(.magenta, bold: true, reverse: true))
-        case .local: return (" LOCAL ", tint(.blue, bold: true, reverse: true))
+        case .hit: return (" HIT ", screen.tint(.green, bold: true, reverse: true))
+        case .partial: return (" PARTIAL ", screen.tint(.yellow, bold: true, reverse: true))
+        case .miss: return (" MISS ", screen.tint(.red, bold: true, reverse: true))
+        case .offline: return (" OFFLINE ", screen.tint(.magenta, bold: true, reverse: true))
+        case .local: return (" LOCAL ", screen.tint(.blue, bold: true, reverse: true))
         case nil: return (" \(glyphs.ellipsis) ", CellStyle(dim: true))
         }
     }

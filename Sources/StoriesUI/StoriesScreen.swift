@@ -128,3 +128,10 @@ public enum KeyMap {
 public enum CaptionMode: String, Sendable, Equatable, CaseIterable {
     case on, off, auto
 }
+
+extension StoriesScreen {
+    /// `color` as this screen shows it: none where colours are off.
+    func tint(_ color: CellColor, bold: Bool = false, reverse: Bool = false) -> CellStyle {
+        CellStyle(color: self.color ? color : nil, bold: bold, reverse: reverse)
+    }
+}

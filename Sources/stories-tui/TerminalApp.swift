@@ -72,7 +72,7 @@ enum TerminalApp {
         defer { screen.stop() }
         // Said only when asked (STORIES_LOG_LEVEL=info): lines on stderr would cross the screen.
         CLILogging.logger(quiet: true).info(
-            "pictures: \(StoriesRenderer.pictureDescription(screen.output))\(picture == nil ? " (detected)" : " (--picture)")")
+            "pictures: \(PictureRenderer.description(of: screen.output))\(picture == nil ? " (detected)" : " (--picture)")")
         var model = StoriesScreen(
             snapshot: controller.snapshot(), unicode: screen.unicode, color: screen.color, output: screen.output)
         model.captions = captions

@@ -1,9 +1,15 @@
 import StoryPlayer
 import Terminal
 
-extension StoriesRenderer {
-    /// The cache pane: one row per story (plays, cached %, state) and the session's totals.
-    mutating func drawPane(x: Int, y: Int, width: Int, height: Int) {
+/// The cache pane: one row per story (plays, cached %, state) and the session's totals.
+struct CachePaneRenderer {
+    let screen: StoriesScreen
+    let glyphs: Glyphs
+
+    var snapshot: SessionSnapshot { screen.snapshot }
+
+    /// Draws the pane into `grid`'s `width`×`height` cells at `x`, `y`.
+    func draw(into grid: inout CellGrid, x: Int, y: Int, width: Int, height: Int) {
         let inner = width - 2
         let left = x + 1
         grid.put("Cache", x: left, y: y, style: CellStyle(bold: true))
@@ -39,30 +45,30 @@ extension StoriesRenderer {
                 "\(glyphs.ellipsis) \(stories.count - first - listRows) more", x: left, y: rowY - 1,
                 style: CellStyle(dim: true), maxWidth: inner)
         }
-        drawTotals(x: left, y: y + height - totalsRows + 1, width: inner)
+        drawTotals(into: &grid, x: left, y: y + height - totalsRows + 1, width: inner)
     }
 
     /// A story's cache state: FAILED when it could not play in this run, its preload while one is queued or
     /// running (not for the playing story, whose bytes the player now fetches), else HIT / PART / MISS by bytes
     /// cached.
     func stateLabel(_ row: StoryRow, isCurrent: Bool) -> (String, CellStyle) {
-        if row.failed { return ("FAILED", tint(.red, bold: true)) }
+        if row.failed { return ("FAILED", screen.tint(.red, bold: true)) }
         // Read from disk as it plays: never cached, nothing to preload.
-        if row.isLocal { return ("local", tint(.blue)) }
+        if row.isLocal { return ("local", screen.tint(.blue)) }
         let complete = (row.cachedFraction ?? 0) >= 1
         if let preload = row.preload, !complete, !isCurrent {
             let percent = preload.fraction.map { " \(Int(($0 * 100).rounded(.down)))%" } ?? ""
             switch preload.phase {
             case .queued: return ("QUEUED", CellStyle(dim: true))
-            case .preloading: return ("PRELOADING" + percent, tint(.cyan, bold: true))
-            case .paused: return ("HELD" + percent, tint(.cyan))
-            case .preloaded: return ("PRELOADED", tint(.cyan, bold: true))
-            case .failed: return ("FAILED", tint(.red))
+            case .preloading: return ("PRELOADING" + percent, screen.tint(.cyan, bold: true))
+            case .paused: return ("HELD" + percent, screen.tint(.cyan))
+            case .preloaded: return ("PRELOADED", screen.tint(.cyan, bold: true))
+            case .failed: return ("FAILED", screen.tint(.red))
             }
         }
-        if complete { return ("HIT", tint(.green, bold: true)) }
-        if row.cachedBytes > 0 { return ("PART", tint(.yellow)) }
-        return ("MISS", tint(.red))
+        if complete { return ("HIT", screen.tint(.green, bold: true)) }
+        if row.cachedBytes > 0 { return ("PART", screen.tint(.yellow)) }
+        return ("MISS", screen.tint(.red))
     }
 
     /// Where sound goes, or why there is none, in one line.
@@ -77,27 +83,8 @@ extension StoriesRenderer {
         }
     }
 
-    /// How pictures are drawn here, in one line: "sixel, 8×17 px cells", "symbols, 24-bit colour".
-    public static func pictureDescription(_ output: PictureOutput, times: String = "x") -> String {
-        let colours: String
-        switch output.colors {
-        case .truecolor: colours = "24-bit colour"
-        case .palette256: colours = "256 colours"
-        case .palette16: colours = "16 colours"
-        case .none: colours = "no colour"
-        }
-        let cell = "\(output.cell.width)\(times)\(output.cell.height) px cells"
-        switch output.picture {
-        case .kitty: return "kitty graphics, \(cell)"
-        case .sixel:
-            return "sixel, \(cell)" + (output.imageLimit.map { ", up to \($0.width)\(times)\($0.height) px" } ?? "")
-        case .symbols: return "symbols, \(colours)"
-        case .half: return "half blocks, \(colours)"
-        case .ascii: return "ASCII, \(colours)"
-        }
-    }
-
-    private mutating func drawTotals(x: Int, y: Int, width: Int) {
+    /// The session's totals: hit ratio, bytes, disk, network, preloading, sound and pictures.
+    private func drawTotals(into grid: inout CellGrid, x: Int, y: Int, width: Int) {
         let totals = snapshot.totals
         let ratio = totals.hitRatio.map { "\(Int(($0 * 100).rounded()))%" } ?? "-"
         let rows: [(String, String)] = [
@@ -108,7 +95,7 @@ extension StoriesRenderer {
             ("Network", ByteFormat.rate(totals.networkBytesPerSecond)),
             ("Preloading", snapshot.preloading ? "on" : "off (--no-preload)"),
             ("Sound", soundDescription),
-            ("Picture", Self.pictureDescription(screen.output, times: glyphs.times)
+            ("Picture", PictureRenderer.description(of: screen.output, times: glyphs.times)
                 + (screen.imagesForVideo || !screen.output.picture.isPixels ? "" : "; video as cells")),
         ]
         for (i, (label, value)) in rows.enumerated() {

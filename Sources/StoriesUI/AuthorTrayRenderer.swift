@@ -1,12 +1,16 @@
 import StoryPlayer
 import Terminal
 
-extension StoriesRenderer {
-    /// The authors' tray in the rule under the header, as a phone shows its row of faces: each author's name with
-    /// a filled mark while they have unseen stories and a ring once all were seen, the current one highlighted.
-    /// Where the row is too narrow for all, it shows those around the current author. Nothing when the playlist
-    /// names fewer than two authors.
-    mutating func drawTray(y: Int) {
+/// The authors' tray in the rule under the header, as a phone shows its row of faces: each author's name with a
+/// filled mark while they have unseen stories and a ring once all were seen, the current one highlighted. Where the
+/// row is too narrow for all, it shows those around the current author. Nothing when the playlist names fewer
+/// than two authors.
+struct AuthorTrayRenderer {
+    let snapshot: SessionSnapshot
+    let glyphs: Glyphs
+
+    /// Draws the tray into row `y` of `grid`.
+    func draw(into grid: inout CellGrid, y: Int) {
         let entries = Self.trayEntries(snapshot, glyphs: glyphs)
         guard entries.count > 1 else { return }
         let current = snapshot.currentAuthor.flatMap { author in snapshot.authors.firstIndex(of: author) } ?? 0
