@@ -149,14 +149,14 @@ import Glibc
     }
 
     @Test func onlyCorruptionCountsAsCorrupt() {
-        #expect(CacheIndex.isCorruption(DatabaseError(resultCode: .SQLITE_CORRUPT)))
-        #expect(CacheIndex.isCorruption(DatabaseError(resultCode: .SQLITE_NOTADB)))
-        #expect(CacheIndex.isCorruption(IndexCorruption(detail: "page 3")))
-        #expect(!CacheIndex.isCorruption(DatabaseError(resultCode: .SQLITE_FULL)))
-        #expect(!CacheIndex.isCorruption(DatabaseError(resultCode: .SQLITE_IOERR)))
-        #expect(!CacheIndex.isCorruption(DatabaseError(resultCode: .SQLITE_READONLY)))
-        #expect(!CacheIndex.isCorruption(DatabaseError(resultCode: .SQLITE_CANTOPEN)))
-        #expect(CacheIndex.describe(DatabaseError(resultCode: .SQLITE_FULL)).contains("the disk is full"))
+        #expect(IndexFile.isCorruption(DatabaseError(resultCode: .SQLITE_CORRUPT)))
+        #expect(IndexFile.isCorruption(DatabaseError(resultCode: .SQLITE_NOTADB)))
+        #expect(IndexFile.isCorruption(IndexCorruption(detail: "page 3")))
+        #expect(!IndexFile.isCorruption(DatabaseError(resultCode: .SQLITE_FULL)))
+        #expect(!IndexFile.isCorruption(DatabaseError(resultCode: .SQLITE_IOERR)))
+        #expect(!IndexFile.isCorruption(DatabaseError(resultCode: .SQLITE_READONLY)))
+        #expect(!IndexFile.isCorruption(DatabaseError(resultCode: .SQLITE_CANTOPEN)))
+        #expect(IndexFile.describe(DatabaseError(resultCode: .SQLITE_FULL)).contains("the disk is full"))
     }
 
     @Test func oldCorruptCopiesAreRemoved() throws {

@@ -59,7 +59,7 @@ extension CacheDirectory {
                 // Our own folders: tightened if something widened them.
                 if let mode = try create(URL(fileURLWithPath: folder)), mode & 0o077 != 0 { chmod(folder, 0o700) }
             }
-            CacheIndex.createPrivately(indexPath)
+            IndexFile.createPrivately(indexPath)
         }
         let lockPath = layout.file("lock")
         let lockFD = readOnly
@@ -76,7 +76,7 @@ extension CacheDirectory {
         let opened: (CacheIndex, movedAside: String?, readOnly: Bool)
         do {
             opened = try locks.whileHoldingSchemaLock {
-                try CacheIndex.open(path: indexPath, logger: logger, now: now(), readOnly: readOnly, thorough: crashed)
+                try IndexFile.open(path: indexPath, logger: logger, now: now(), readOnly: readOnly, thorough: crashed)
             }
         } catch {
             if lockFD >= 0 { SystemCalls.closeDescriptor(lockFD) }

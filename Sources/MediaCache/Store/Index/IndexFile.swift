@@ -14,7 +14,9 @@ struct IndexCorruption: Error, CustomStringConvertible {
     var description: String { "integrity check failed: \(detail)" }
 }
 
-extension CacheIndex {
+/// The index's file: created private, opened (read-only where nothing may change), and, when SQLite or the
+/// integrity check finds it corrupt, moved aside for a fresh one; its errors said as sentences.
+enum IndexFile {
     /// Creates an empty index file readable by its owner only (SQLite gives its -wal and -shm files the same mode);
     /// an existing one is narrowed to 0600.
     static func createPrivately(_ path: String) {
