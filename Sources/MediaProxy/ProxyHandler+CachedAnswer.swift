@@ -15,7 +15,7 @@ extension ProxyHandler {
         if let last = lastMedia, last.uri == request.uri {
             media = last
         } else {
-            guard case .media(let url, let key) = Self.target(of: request, server: server) else { return false }
+            guard case .media(let url, let key) = AnswerPlanning.target(of: request, server: server) else { return false }
             media = LastMedia(
                 uri: request.uri, url: url, key: key,
                 pathNamesPlaylist: HLSPlaylistParser.isPlaylistPath(url))
@@ -24,7 +24,7 @@ extension ProxyHandler {
         let onAccess = server.onAccess
         let started = onAccess == nil ? nil : (Date(), ContinuousClock.now)
         let isGet = request.method == .GET
-        var planned: Plan?
+        var planned: AnswerPlanning.Plan?
         let held = heldFile?.key == media.key ? heldFile : nil
         // (Bytes not yet checked in this process are checked off the event loop, by the answer's task.)
         let copy = server.loader.openSettledCopy(
@@ -34,7 +34,7 @@ extension ProxyHandler {
             guard let length = info.contentLength, !media.pathNamesPlaylist,
                 !HLSPlaylistParser.isPlaylist(contentType: info.contentType)
             else { return nil }
-            let plan = Self.plan(request, info, length: length)
+            let plan = AnswerPlanning.plan(request, info, length: length)
             // Several parts are sent by the loader's path, part by part.
             guard plan.parts.isEmpty else { return nil }
             planned = plan

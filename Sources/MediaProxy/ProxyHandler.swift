@@ -124,9 +124,9 @@ final class ProxyHandler: ChannelDuplexHandler {
         let isHead = request.method == .HEAD
         let url: URL
         let key: CacheKey
-        switch target(of: request, server: server) {
+        switch AnswerPlanning.target(of: request, server: server) {
         case .refusal(let status, let text, let extra):
-            return await simple(status, text, channel, keepAlive, head: isHead, extra: extra)
+            return await ResponseWriter.simple(status, text, channel, keepAlive, head: isHead, extra: extra)
         case .media(let media, let mediaKey):
             (url, key) = (media, mediaKey)
         }
@@ -154,12 +154,12 @@ final class ProxyHandler: ChannelDuplexHandler {
             }
             info = described
         } catch {
-            var answered = await upstreamFailure(error, channel, keepAlive, head: isHead)
+            var answered = await ResponseWriter.upstreamFailure(error, channel, keepAlive, head: isHead)
             answered.url = shown
             return answered
         }
         if HLSPlaylistParser.isPlaylist(url: url, contentType: info.contentType) {
-            var answered = await sendPlaylist(request, url: url, key: key, info: info, server: server, channel: channel)
+            var answered = await PlaylistAnswer.send(request, url: url, key: key, info: info, server: server, channel: channel)
             answered.url = shown
             return answered
         }
@@ -168,19 +168,19 @@ final class ProxyHandler: ChannelDuplexHandler {
             answered.url = shown
             return answered
         }
-        let plan = plan(request, info, length: length)
-        await write(channel, .head(HTTPResponseHead(version: .http1_1, status: plan.status, headers: plan.headers)))
+        let plan = AnswerPlanning.plan(request, info, length: length)
+        await ResponseWriter.write(channel, .head(HTTPResponseHead(version: .http1_1, status: plan.status, headers: plan.headers)))
         var answered = Answered(status: Int(plan.status.code), url: shown)
         if request.method == .GET, !plan.parts.isEmpty {
             do {
                 for part in plan.parts {
-                    await write(channel, .body(.byteBuffer(channel.allocator.buffer(string: part.head))))
+                    await ResponseWriter.write(channel, .body(.byteBuffer(channel.allocator.buffer(string: part.head))))
                     try await sendBody(
                         server: server, url: url, key: key, range: part.range, info: info, length: length,
                         channel: channel, sent: &answered.bytes, outcome: &answered.outcome)
                 }
-                await write(channel, .body(.byteBuffer(channel.allocator.buffer(string: plan.closing))))
-                await end(channel, keepAlive)
+                await ResponseWriter.write(channel, .body(.byteBuffer(channel.allocator.buffer(string: plan.closing))))
+                await ResponseWriter.end(channel, keepAlive)
             } catch {
                 report(error, url: shown, server: server)
                 try? await channel.close()
@@ -188,14 +188,14 @@ final class ProxyHandler: ChannelDuplexHandler {
             return answered
         }
         guard request.method == .GET, let range = plan.range else {
-            await end(channel, keepAlive)
+            await ResponseWriter.end(channel, keepAlive)
             return answered
         }
         do {
             try await sendBody(
                 server: server, url: url, key: key, range: range, info: info, length: length, channel: channel,
                 sent: &answered.bytes, outcome: &answered.outcome)
-            await end(channel, keepAlive)
+            await ResponseWriter.end(channel, keepAlive)
         } catch {
             // Headers are out: the only honest signal left is closing the connection early.
             report(error, url: shown, server: server)
@@ -293,10 +293,10 @@ final class ProxyHandler: ChannelDuplexHandler {
         if let etag = info.etag { headers.add(name: "ETag", value: etag) }
         headers.add(name: "Transfer-Encoding", value: "chunked")
         headers.add(name: "Connection", value: "close")
-        await write(channel, .head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers)))
+        await ResponseWriter.write(channel, .head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers)))
         var answered = Answered(status: 200)
         guard request.method == .GET else {
-            await end(channel, false)
+            await ResponseWriter.end(channel, false)
             return answered
         }
         do {
@@ -308,55 +308,12 @@ final class ProxyHandler: ChannelDuplexHandler {
                 answered.bytes += Int64(chunk.bytes.count)
             }
             answered.outcome = chunks.report?.outcome
-            await end(channel, false)
+            await ResponseWriter.end(channel, false)
         } catch {
             report(error, url: OriginURL.withoutCredentials(url).absoluteString, server: server)
             try? await channel.close()
         }
         return answered
-    }
-
-    static func upstreamFailure(_ error: Error, _ channel: Channel, _ keepAlive: Bool, head: Bool) async
-        -> Answered
-    {
-        switch error {
-        case OriginError.unreachable, OriginError.timeout:
-            return await simple(.gatewayTimeout, "gateway timeout: \(error)\n", channel, keepAlive, head: head)
-        case OriginError.rangeNotSatisfiable(_, let length):
-            return await simple(.rangeNotSatisfiable, "\(error)\n", channel, keepAlive, head: head,
-                extra: length.map { [("Content-Range", ContentRange.unsatisfied(length: $0))] } ?? [])
-        default:
-            return await simple(.badGateway, "bad gateway: \(error)\n", channel, keepAlive, head: head)
-        }
-    }
-
-    @discardableResult
-    static func simple(
-        _ status: HTTPResponseStatus, _ text: String, _ channel: Channel, _ keepAlive: Bool, head: Bool,
-        extra: [(String, String)] = []
-    ) async -> Answered {
-        var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
-        headers.add(name: "Content-Length", value: String(text.utf8.count))
-        headers.add(name: "Connection", value: keepAlive ? "keep-alive" : "close")
-        for (name, value) in extra { headers.add(name: name, value: value) }
-        await write(channel, .head(HTTPResponseHead(version: .http1_1, status: status, headers: headers)))
-        if !head {
-            var buffer = channel.allocator.buffer(capacity: text.utf8.count)
-            buffer.writeString(text)
-            await write(channel, .body(.byteBuffer(buffer)))
-        }
-        await end(channel, keepAlive)
-        return Answered(status: Int(status.code), bytes: head ? 0 : Int64(text.utf8.count))
-    }
-
-    static func write(_ channel: Channel, _ part: HTTPServerResponsePart) async {
-        try? await channel.writeAndFlush(part).get()
-    }
-
-    static func end(_ channel: Channel, _ keepAlive: Bool) async {
-        try? await channel.writeAndFlush(HTTPServerResponsePart.end(nil)).get()
-        if !keepAlive { try? await channel.close() }
     }
 }
 

@@ -4,7 +4,7 @@ import MediaCache
 import NIOHTTP1
 
 /// Reading a request and planning its answer: plain values, the same for the cached fast path and the loader's.
-extension ProxyHandler {
+enum AnswerPlanning {
     /// What a request asks for: a media URL, or a refusal to answer as it is.
     enum Target {
         /// The origin URL and the key its bytes are cached under (`&key=`, else the server's key rule).

@@ -7,11 +7,11 @@ import NIOHTTP1
 
 /// HLS through the proxy: a playlist goes out with every URI in it pointing back here, so a player fetches the
 /// variants, segments, keys and initialization sections through the cache as well.
-extension ProxyHandler {
+enum PlaylistAnswer {
     /// Sends the playlist at `url` rewritten. Always the whole rewritten body with 200: its length is not the
     /// origin's, so a range of the origin's bytes would mean nothing to the client. A playlist larger than
     /// `HLSPlaylistParser.maxBytes` is refused with 502 rather than held in memory.
-    static func sendPlaylist(
+    static func send(
         _ request: HTTPRequestHead, url: URL, key: CacheKey, info: ContentInformation, server: ProxyServer,
         channel: Channel
     ) async -> Answered {
@@ -19,7 +19,7 @@ extension ProxyHandler {
         let isHead = request.method == .HEAD
         let limit = Int64(HLSPlaylistParser.maxBytes)
         if let length = info.contentLength, length > limit {
-            return await simple(
+            return await ResponseWriter.simple(
                 .badGateway, "bad gateway: the playlist is \(length) bytes, more than the \(limit >> 20) MiB allowed\n",
                 channel, keepAlive, head: isHead)
         }
@@ -37,13 +37,13 @@ extension ProxyHandler {
                 while let chunk = try await chunks.next() {
                     bytes += chunk.bytes
                     guard Int64(bytes.count) <= limit else {
-                        return await simple(
+                        return await ResponseWriter.simple(
                             .badGateway, "bad gateway: the playlist is larger than the \(limit >> 20) MiB allowed\n",
                             channel, keepAlive, head: isHead)
                     }
                 }
             } catch {
-                return await upstreamFailure(error, channel, keepAlive, head: isHead)
+                return await ResponseWriter.upstreamFailure(error, channel, keepAlive, head: isHead)
             }
             outcome = chunks.report?.outcome
         }
@@ -67,18 +67,18 @@ extension ProxyHandler {
             ifModifiedSince: request.headers.first(name: "if-modified-since"), etag: etag, lastModified: lastModified)
         {
             headers.remove(name: "Content-Type")
-            await write(channel, .head(HTTPResponseHead(version: .http1_1, status: .notModified, headers: headers)))
-            await end(channel, keepAlive)
+            await ResponseWriter.write(channel, .head(HTTPResponseHead(version: .http1_1, status: .notModified, headers: headers)))
+            await ResponseWriter.end(channel, keepAlive)
             return Answered(status: 304, bytes: 0, outcome: outcome)
         }
         headers.add(name: "Content-Length", value: String(text.utf8.count))
-        await write(channel, .head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers)))
+        await ResponseWriter.write(channel, .head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers)))
         if !isHead {
             var buffer = channel.allocator.buffer(capacity: text.utf8.count)
             buffer.writeString(text)
-            await write(channel, .body(.byteBuffer(buffer)))
+            await ResponseWriter.write(channel, .body(.byteBuffer(buffer)))
         }
-        await end(channel, keepAlive)
+        await ResponseWriter.end(channel, keepAlive)
         return Answered(status: 200, bytes: isHead ? 0 : Int64(text.utf8.count), outcome: outcome)
     }
 
