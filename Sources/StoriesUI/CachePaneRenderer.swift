@@ -6,6 +6,7 @@ struct CachePaneRenderer {
     let screen: StoriesScreen
     let glyphs: Glyphs
 
+    /// The session as the screen shows it.
     var snapshot: SessionSnapshot { screen.snapshot }
 
     /// Draws the pane into `grid`'s `width`×`height` cells at `x`, `y`.

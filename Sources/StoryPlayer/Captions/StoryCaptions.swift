@@ -22,6 +22,7 @@ final class StoryCaptions: Sendable {
     /// Told when the words change.
     private let changed: @Sendable () -> Void
 
+    /// What was read and chosen.
     private struct State {
         /// The captions shown, once read.
         var chosen: CaptionTrack?

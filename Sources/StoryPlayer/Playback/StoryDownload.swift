@@ -18,6 +18,7 @@ final class StoryDownload: Sendable {
     /// Told when bytes arrived or the download failed.
     private let changed: @Sendable () -> Void
 
+    /// What the download got to.
     private struct State {
         /// The run offset read through.
         var end: Int64 = 0

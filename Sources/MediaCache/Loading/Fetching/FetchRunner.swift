@@ -101,6 +101,8 @@ final class FetchRunner: Sendable {
         }
     }
 
+    /// Fetches from `start` toward the fetch's target (which moves as readers join): claims the bytes, asks the
+    /// origin, checks its answer against the cached version and writes each buffer before readers see it.
     private func performFetch(key: CacheKey, url: URL, fetchID: Int, start: Int64) async throws {
         guard case .some(var initialTarget) = coordinator.target(key: key, fetchID: fetchID) else { return }
         let claimEnd = initialTarget ?? store.info(for: key)?.metadata.contentLength ?? Int64.max
