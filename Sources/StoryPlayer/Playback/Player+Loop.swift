@@ -64,7 +64,7 @@ extension Player {
                     let reached = Swift.max(
                         byte + parts.contiguousCached(from: byte, in: loader),
                         download.reached.end)
-                    throw PlayerError(waitSentence(at: reached, of: run.estimatedLength))
+                    throw PlayerError(waiting.sentence(at: reached, of: run.estimatedLength))
                 case .fail(let message):
                     throw PlayerError(message)
                 case .restart:

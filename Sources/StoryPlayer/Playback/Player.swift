@@ -53,6 +53,8 @@ public final class Player: Sendable {
     let words: StoryCaptions
     /// The story's download: what it read through, why it failed.
     let download: StoryDownload
+    /// How long the story waits for bytes, and what it says when it gives up.
+    let waiting: StoryWaiting
     /// Counts changes of `status` (each time the machine's status is published: a state, bytes arrived, a frame),
     /// for the session's readers, which wait on it instead of looking at an interval.
     public let changes = ChangeSignal()
@@ -93,6 +95,8 @@ public final class Player: Sendable {
             sources: captions, file: captionFile ?? (url.isFileURL ? url.path : nil), loader: loader, partKey: partKey,
             languages: configuration.captionLanguages, reports: configuration.reportsCaptions, storyID: storyID,
             clock: clock, onEvent: onEvent, changed: { wakeup.signal() })
+        waiting = StoryWaiting(
+            loader: loader, url: url, key: cacheKey ?? CacheKey(url: url), clock: clock, limit: configuration.waitLimit)
         download = StoryDownload(
             loader: loader, clock: clock, throughput: throughput, storyID: storyID, onEvent: onEvent,
             limit: { shared.withLockedValue { $0.machine }?.downloadLimit(at: clock.now) ?? (.infinity, false) },
@@ -159,7 +163,7 @@ public final class Player: Sendable {
         defer { captionsRead?.cancel() }
         var machine = PlaybackMachine(
             storyID: storyID, startThreshold: configuration.startThreshold, readAhead: configuration.readAhead,
-            start: clock.now, waitLimit: clockWaitLimit)
+            start: clock.now, waitLimit: waiting.clockLimit)
         while true {
             var generation: Int64?
             publish(machine)
@@ -217,7 +221,7 @@ public final class Player: Sendable {
     private func attempt(_ machine: inout PlaybackMachine, generation: inout Int64?) async throws {
         let initiallyCached = loader.cachedRanges(key)
         let (loader, url, key) = (self.loader, self.url, self.key)
-        let info = try await untilOpened(&machine) {
+        let info = try await waiting.untilOpened(&machine) {
             try await loader.contentInformation(for: url, key: key)
         }
         generation = loader.cached(key)?.generation
@@ -232,7 +236,7 @@ public final class Player: Sendable {
             let (partKey, bitsPerSecond) = (self.partKey, throughput?.bitsPerSecond)
             let started = generation
             try await loader.viewing(keys: [key]) { scope in
-                let plan = try await untilOpened(&machine) {
+                let plan = try await waiting.untilOpened(&machine) {
                     try await HLSStory.plan(
                         loader: loader, url: url, key: key, length: length, partKey: partKey, throughput: bitsPerSecond,
                         scope: scope)
@@ -254,7 +258,7 @@ public final class Player: Sendable {
             return
         }
         let fallbackDuration = fallbackDuration
-        let header = try await untilOpened(&machine) {
+        let header = try await waiting.untilOpened(&machine) {
             try await StoryHeader.read(
                 loader: loader, url: url, key: key, length: length, fallbackDuration: fallbackDuration)
         }
