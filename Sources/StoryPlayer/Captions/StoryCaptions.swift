@@ -19,8 +19,8 @@ final class StoryCaptions: Sendable {
     private let storyID: String
     private let clock: PlaybackClock
     private let onEvent: @Sendable (PlayerEvent) -> Void
-    /// Told when the words change.
-    private let changed: @Sendable () -> Void
+    /// Woken when the words change (the player's loop).
+    private let changed: Wakeup
 
     /// What was read and chosen.
     private struct State {
@@ -42,7 +42,7 @@ final class StoryCaptions: Sendable {
     init(
         sources: [CaptionSource], file: String?, loader: MediaLoader, partKey: @escaping @Sendable (URL) -> CacheKey,
         languages: [String], reports: Bool, storyID: String, clock: PlaybackClock,
-        onEvent: @escaping @Sendable (PlayerEvent) -> Void, changed: @escaping @Sendable () -> Void
+        onEvent: @escaping @Sendable (PlayerEvent) -> Void, changed: Wakeup
     ) {
         self.sources = sources
         self.file = file
@@ -81,7 +81,7 @@ final class StoryCaptions: Sendable {
                 s.tracks = s.tracks.filter { $0.origin != .embedded } + embedded
                 s.chosen = CaptionTrack.choose(s.tracks, languages: languages)
             }
-            changed()
+            changed.signal()
         }
     }
 
@@ -92,7 +92,7 @@ final class StoryCaptions: Sendable {
             s.tracks += tracks
             s.chosen = CaptionTrack.choose(s.tracks, languages: languages)
         }
-        changed()
+        changed.signal()
     }
 
     /// Starts reading the subtitle renditions of an HLS story's `master`; nil when it lists none.
@@ -103,7 +103,7 @@ final class StoryCaptions: Sendable {
             let reads = await HLSCaptions.read(master, languages: languages, loader: loader, partKey: partKey)
             guard !reads.isEmpty, !Task.isCancelled else { return }
             state.withLockedValue { $0.hlsReads += reads }
-            changed()
+            changed.signal()
         }
     }
 

@@ -90,17 +90,17 @@ public final class Player: Sendable {
         self.shared = shared
         let (wakeup, progress) = (Wakeup(), Wakeup())
         (self.wakeup, self.progress) = (wakeup, progress)
-        key = cacheKey ?? CacheKey(url: url)
+        let key = cacheKey ?? CacheKey(url: url)
+        self.key = key
         words = StoryCaptions(
             sources: captions, file: captionFile ?? (url.isFileURL ? url.path : nil), loader: loader, partKey: partKey,
             languages: configuration.captionLanguages, reports: configuration.reportsCaptions, storyID: storyID,
-            clock: clock, onEvent: onEvent, changed: { wakeup.signal() })
-        waiting = StoryWaiting(
-            loader: loader, url: url, key: cacheKey ?? CacheKey(url: url), clock: clock, limit: configuration.waitLimit)
+            clock: clock, onEvent: onEvent, changed: wakeup)
+        waiting = StoryWaiting(loader: loader, url: url, key: key, clock: clock, limit: configuration.waitLimit)
         download = StoryDownload(
             loader: loader, clock: clock, throughput: throughput, storyID: storyID, onEvent: onEvent,
             limit: { shared.withLockedValue { $0.machine }?.downloadLimit(at: clock.now) ?? (.infinity, false) },
-            progress: progress, changed: { wakeup.signal() })
+            progress: progress, changed: wakeup)
     }
 
     /// Mutes or unmutes the story's sound (the playhead then follows the system clock, or the audio clock again).

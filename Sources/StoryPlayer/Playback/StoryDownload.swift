@@ -15,8 +15,8 @@ final class StoryDownload: Sendable {
     private let limit: @Sendable () -> (through: Double, moving: Bool)
     /// Woken when the playhead moved.
     private let progress: Wakeup
-    /// Told when bytes arrived or the download failed.
-    private let changed: @Sendable () -> Void
+    /// Woken when bytes arrived or the download failed (the player's loop).
+    private let changed: Wakeup
 
     /// What the download got to.
     private struct State {
@@ -28,11 +28,11 @@ final class StoryDownload: Sendable {
 
     private let state = NIOLockedValueBox(State())
 
-    /// A download for story `storyID` that reads within `limit`, waits on `progress` and tells `changed`.
+    /// A download for story `storyID` that reads within `limit`, waits on `progress` and wakes `changed`.
     init(
         loader: MediaLoader, clock: PlaybackClock, throughput: ThroughputEstimate?, storyID: String,
         onEvent: @escaping @Sendable (PlayerEvent) -> Void, limit: @escaping @Sendable () -> (through: Double, moving: Bool),
-        progress: Wakeup, changed: @escaping @Sendable () -> Void
+        progress: Wakeup, changed: Wakeup
     ) {
         self.loader = loader
         self.clock = clock
@@ -78,14 +78,14 @@ final class StoryDownload: Sendable {
         } catch is CancellationError {
         } catch {
             state.withLockedValue { $0.failure = "\(error)" }
-            changed()
+            changed.signal()
         }
     }
 
     /// Marks the run read through `end` (never back) and says so.
     private func advance(to end: Int64, atLeast: Bool) {
         state.withLockedValue { $0.end = atLeast ? Swift.max($0.end, end) : end }
-        changed()
+        changed.signal()
     }
 
     /// Reads what plays of `run` from offset `offset` on, in order, part after part, staying at most `readAhead`
